@@ -1,0 +1,91 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// Every target of our own builds without warnings.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "intercom",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "intercom", targets: ["intercom"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+    ],
+    targets: [
+        // C libraries, one system-library target each, found through pkg-config.
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+
+        // Pure Swift, no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
+        .target(
+            name: "IntercomCore",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strict
+        ),
+        // Safe owners of the Opus and SpeexDSP state.
+        .target(
+            name: "IntercomDSP",
+            dependencies: ["COpus", "CSpeexDSP", "IntercomCore"],
+            swiftSettings: strict
+        ),
+        // Sockets, files, sound devices, discovery, terminal: everything that touches the OS.
+        .target(
+            name: "IntercomIO",
+            dependencies: [
+                "CALSA", "CAvahi", "IntercomCore",
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // A peer in a call: wires endpoints, DSP, codec, transport and jitter buffers together.
+        .target(
+            name: "IntercomCall",
+            dependencies: [
+                "IntercomCore", "IntercomDSP", "IntercomIO",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "intercom",
+            dependencies: [
+                "IntercomCall", "IntercomIO", "IntercomCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "IntercomCoreTests", dependencies: ["IntercomCore"], swiftSettings: strict),
+        .testTarget(
+            name: "IntercomDSPTests",
+            dependencies: ["IntercomDSP", "IntercomCore", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntercomIOTests",
+            dependencies: ["IntercomIO", "IntercomCore", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntercomCallTests",
+            dependencies: ["IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP", "TestSupport"],
+            swiftSettings: strict
+        ),
+        // Fixtures shared by the test targets: synthetic speech, signal measures, child processes.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+    ]
+)
