@@ -86,6 +86,6 @@ let package = Package(
             swiftSettings: strict
         ),
         // Fixtures shared by the test targets: synthetic speech, signal measures, child processes.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["IntercomCore"], path: "Tests/TestSupport", swiftSettings: strict),
     ]
 )

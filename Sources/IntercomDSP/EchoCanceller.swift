@@ -1,0 +1,46 @@
+import CSpeexDSP
+
+/// Owns a Speex acoustic echo canceller (MDF adaptive filter).
+///
+/// The caller aligns the streams: `reference` must be what the speaker played at or
+/// before the moment `capture` was recorded, so the echo in `capture` is predictable from it.
+public final class EchoCanceller {
+    public let frameSamples: Int
+    public let tailSamples: Int
+    let state: OpaquePointer
+    private var output: [Int16]
+
+    /// - Parameters:
+    ///   - frameSamples: samples per call (10 or 20 ms are typical).
+    ///   - tailMilliseconds: the longest echo path to model: room reverberation plus device delay.
+    public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) throws(SpeexError) {
+        guard frameSamples > 0 else { throw .invalidSetting(name: "frame size", value: Double(frameSamples)) }
+        guard (10...2000).contains(tailMilliseconds) else {
+            throw .invalidSetting(name: "echo tail (ms)", value: Double(tailMilliseconds))
+        }
+        tailSamples = sampleRate / 1000 * tailMilliseconds
+        guard let state = speex_echo_state_init(Int32(frameSamples), Int32(tailSamples)) else {
+            throw .creationFailed(component: "echo canceller")
+        }
+        var rate = Int32(sampleRate)
+        speex_echo_ctl(state, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        self.state = state
+        self.frameSamples = frameSamples
+        output = [Int16](repeating: 0, count: frameSamples)
+    }
+
+    deinit { speex_echo_state_destroy(state) }
+
+    /// Removes from `capture` the echo of `reference`; both are one frame.
+    public func cancel(capture: [Int16], reference: [Int16]) throws(SpeexError) -> [Int16] {
+        guard capture.count == frameSamples else { throw .invalidFrameSize(got: capture.count, expected: frameSamples) }
+        guard reference.count == frameSamples else { throw .invalidFrameSize(got: reference.count, expected: frameSamples) }
+        output.withUnsafeMutableBufferPointer { out in
+            speex_echo_cancellation(state, capture, reference, out.baseAddress)
+        }
+        return output
+    }
+
+    /// Forgets the learned echo path, e.g. after a device change.
+    public func reset() { speex_echo_state_reset(state) }
+}

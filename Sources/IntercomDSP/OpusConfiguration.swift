@@ -1,0 +1,48 @@
+/// The audio format every peer uses on the wire: 48 kHz mono (RFC 7587's RTP clock).
+public enum VoiceFormat {
+    public static let sampleRate = 48_000
+    public static let channels = 1
+    /// Samples in one frame of `milliseconds` at the wire rate.
+    public static func samples(milliseconds: Int) -> Int { sampleRate / 1000 * milliseconds }
+}
+
+/// Encoder settings a user can choose; the defaults suit speech on a LAN.
+public struct OpusEncoderConfiguration: Equatable, Sendable {
+    /// Frame length in milliseconds: 10 for low delay, 20 for fewer packets.
+    public var frameMilliseconds: Int = 10
+    /// Target bitrate in bits per second.
+    public var bitrate: Int = 32_000
+    /// 0 (cheapest) ... 10 (best).
+    public var complexity: Int = 8
+    /// In-band forward error correction (LBRR), which only SILK and hybrid frames carry.
+    public var forwardErrorCorrection = true
+    /// The loss rate the encoder spends FEC bits for.
+    public var expectedLossPercent: Int = 10
+    /// Discontinuous transmission: near-empty packets in silence, which the sender then skips.
+    public var discontinuousTransmission = false
+    /// Variable bitrate; constant bitrate hides speech content from packet sizes.
+    public var variableBitrate = true
+
+    public init() {}
+
+    public static let allowedFrameMilliseconds = [10, 20]
+    public static let allowedBitrates = 6_000...510_000
+    public static let allowedComplexity = 0...10
+    public static let allowedLossPercent = 0...100
+
+    public var frameSamples: Int { VoiceFormat.samples(milliseconds: frameMilliseconds) }
+
+    /// Throws for any value outside what Opus and intercom accept.
+    public func validate() throws(OpusError) {
+        guard Self.allowedFrameMilliseconds.contains(frameMilliseconds) else {
+            throw .invalidSetting(name: "frame length (ms)", value: frameMilliseconds, allowed: 10...20)
+        }
+        try Self.check("bitrate", bitrate, Self.allowedBitrates)
+        try Self.check("complexity", complexity, Self.allowedComplexity)
+        try Self.check("expected loss (%)", expectedLossPercent, Self.allowedLossPercent)
+    }
+
+    private static func check(_ name: String, _ value: Int, _ allowed: ClosedRange<Int>) throws(OpusError) {
+        guard allowed.contains(value) else { throw .invalidSetting(name: name, value: value, allowed: allowed) }
+    }
+}

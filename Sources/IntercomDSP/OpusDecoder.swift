@@ -1,0 +1,65 @@
+import COpus
+
+/// Owns one libopus decoder: 48 kHz mono, with concealment and in-band FEC recovery.
+public final class OpusDecoder {
+    private let state: OpaquePointer
+    /// Room for the longest Opus packet (120 ms).
+    private var scratch = [Float](repeating: 0, count: OpusDecoder.maximumFrameSamples)
+
+    public static let maximumFrameSamples = VoiceFormat.samples(milliseconds: 120)
+
+    public init() throws(OpusError) {
+        var error: Int32 = OPUS_OK
+        guard let state = opus_decoder_create(Int32(VoiceFormat.sampleRate), Int32(VoiceFormat.channels), &error),
+              error == OPUS_OK else { throw OpusError(code: error) }
+        self.state = state
+    }
+
+    deinit { opus_decoder_destroy(state) }
+
+    /// How many 48 kHz samples a packet holds, without decoding it.
+    public static func sampleCount(of packet: [UInt8]) throws(OpusError) -> Int {
+        guard !packet.isEmpty else { throw .emptyPacket }
+        return Int(try checkOpus(opus_packet_get_nb_samples(packet, Int32(packet.count), Int32(VoiceFormat.sampleRate))))
+    }
+
+    /// Decodes a received packet.
+    public func decode(_ packet: [UInt8]) throws(OpusError) -> [Float] {
+        guard !packet.isEmpty else { throw .emptyPacket }
+        return try run(packet, samples: Self.maximumFrameSamples, fec: false)
+    }
+
+    /// Rebuilds a lost frame of `samples` from the redundancy carried in the packet that followed it.
+    /// Where that packet holds no FEC (CELT-only, or FEC off), libopus conceals instead.
+    public func recover(samples: Int, fromNext packet: [UInt8]) throws(OpusError) -> [Float] {
+        guard !packet.isEmpty else { throw .emptyPacket }
+        try checkLossDuration(samples)
+        return try run(packet, samples: samples, fec: true)
+    }
+
+    /// Packet-loss concealment: extrapolates `samples` from what was decoded before.
+    public func conceal(samples: Int) throws(OpusError) -> [Float] {
+        try checkLossDuration(samples)
+        return try run(nil, samples: samples, fec: false)
+    }
+
+    /// Forgets all history, e.g. when the sender restarted.
+    public func reset() { _ = intercom_opus_decoder_reset(state) }
+
+    private func checkLossDuration(_ samples: Int) throws(OpusError) {
+        // Opus conceals in multiples of 2.5 ms.
+        let quantum = VoiceFormat.samples(milliseconds: 5) / 2
+        guard samples > 0, samples <= Self.maximumFrameSamples, samples % quantum == 0 else {
+            throw .invalidFrameSize(got: samples, expected: quantum)
+        }
+    }
+
+    private func run(_ packet: [UInt8]?, samples: Int, fec: Bool) throws(OpusError) -> [Float] {
+        let decoded = try scratch.withUnsafeMutableBufferPointer { (out) throws(OpusError) in
+            try checkOpus(opus_decode_float(
+                state, packet, Int32(packet?.count ?? 0), out.baseAddress!, Int32(samples), fec ? 1 : 0
+            ))
+        }
+        return Array(scratch[0..<Int(decoded)])
+    }
+}

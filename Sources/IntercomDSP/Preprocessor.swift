@@ -1,0 +1,102 @@
+import CSpeexDSP
+
+/// Settings of the Speex preprocessor that runs on the microphone after echo cancellation.
+public struct PreprocessorConfiguration: Equatable, Sendable {
+    public var denoise = true
+    /// Maximum attenuation of noise, in dB (negative).
+    public var noiseSuppressionDB = -30
+    public var automaticGainControl = true
+    /// The speech level AGC aims for, in 16-bit sample units (RMS).
+    public var agcTargetLevel = 8000
+    /// The most AGC may amplify, in dB.
+    public var agcMaxGainDB = 20
+    public var voiceActivityDetection = true
+    /// Speech probability (percent) to start and to stay in the "voice" state.
+    public var vadStartProbability = 80
+    public var vadContinueProbability = 65
+    /// Attenuation of residual echo (dB, negative), idle and while the far end talks.
+    public var echoSuppressionDB = -40
+    public var echoSuppressionActiveDB = -15
+
+    public init() {}
+}
+
+/// Owns a Speex preprocessor: denoise, automatic gain control, voice activity detection,
+/// and residual-echo suppression when linked to an `EchoCanceller`.
+public final class Preprocessor {
+    public let frameSamples: Int
+    private let state: OpaquePointer
+    /// Kept alive while the preprocessor holds a pointer to its state.
+    private let echoCanceller: EchoCanceller?
+
+    public init(
+        frameSamples: Int,
+        sampleRate: Int = VoiceFormat.sampleRate,
+        configuration: PreprocessorConfiguration = .init(),
+        echoCanceller: EchoCanceller? = nil
+    ) throws(SpeexError) {
+        guard frameSamples > 0 else { throw .invalidSetting(name: "frame size", value: Double(frameSamples)) }
+        if let echoCanceller, echoCanceller.frameSamples != frameSamples {
+            throw .invalidFrameSize(got: echoCanceller.frameSamples, expected: frameSamples)
+        }
+        guard let state = speex_preprocess_state_init(Int32(frameSamples), Int32(sampleRate)) else {
+            throw .creationFailed(component: "preprocessor")
+        }
+        self.state = state
+        self.frameSamples = frameSamples
+        self.echoCanceller = echoCanceller
+        do {
+            try apply(configuration)
+        } catch {
+            speex_preprocess_state_destroy(state)
+            throw error
+        }
+        if let echoCanceller {
+            speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echoCanceller.state))
+        }
+    }
+
+    deinit { speex_preprocess_state_destroy(state) }
+
+    /// Applies new settings; the learned noise and gain estimates are kept.
+    public func apply(_ configuration: PreprocessorConfiguration) throws(SpeexError) {
+        let c = configuration
+        guard (-100...0).contains(c.noiseSuppressionDB) else { throw .invalidSetting(name: "noise suppression (dB)", value: Double(c.noiseSuppressionDB)) }
+        guard (1...32767).contains(c.agcTargetLevel) else { throw .invalidSetting(name: "AGC target level", value: Double(c.agcTargetLevel)) }
+        guard (0...60).contains(c.agcMaxGainDB) else { throw .invalidSetting(name: "AGC maximum gain (dB)", value: Double(c.agcMaxGainDB)) }
+        guard (0...100).contains(c.vadStartProbability), (0...100).contains(c.vadContinueProbability) else {
+            throw .invalidSetting(name: "VAD probability (%)", value: Double(c.vadStartProbability))
+        }
+        setInt(SPEEX_PREPROCESS_SET_DENOISE, c.denoise ? 1 : 0)
+        setInt(SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, c.noiseSuppressionDB)
+        setInt(SPEEX_PREPROCESS_SET_AGC, c.automaticGainControl ? 1 : 0)
+        setInt(SPEEX_PREPROCESS_SET_AGC_TARGET, c.agcTargetLevel)
+        var level = Float(c.agcTargetLevel)
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_AGC_LEVEL, &level)
+        setInt(SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, c.agcMaxGainDB)
+        setInt(SPEEX_PREPROCESS_SET_VAD, c.voiceActivityDetection ? 1 : 0)
+        setInt(SPEEX_PREPROCESS_SET_PROB_START, c.vadStartProbability)
+        setInt(SPEEX_PREPROCESS_SET_PROB_CONTINUE, c.vadContinueProbability)
+        setInt(SPEEX_PREPROCESS_SET_ECHO_SUPPRESS, c.echoSuppressionDB)
+        setInt(SPEEX_PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, c.echoSuppressionActiveDB)
+    }
+
+    /// Cleans one frame in place; returns whether it holds voice (always true with VAD off).
+    @discardableResult
+    public func process(_ frame: inout [Int16]) throws(SpeexError) -> Bool {
+        guard frame.count == frameSamples else { throw .invalidFrameSize(got: frame.count, expected: frameSamples) }
+        return frame.withUnsafeMutableBufferPointer { speex_preprocess_run(state, $0.baseAddress) } != 0
+    }
+
+    /// The probability (0...100) that the last frame was speech.
+    public var speechProbability: Int {
+        var value: Int32 = 0
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_GET_PROB, &value)
+        return Int(value)
+    }
+
+    private func setInt(_ request: Int32, _ value: Int) {
+        var value = Int32(value)
+        speex_preprocess_ctl(state, request, &value)
+    }
+}

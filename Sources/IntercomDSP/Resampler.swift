@@ -1,0 +1,91 @@
+import CSpeexDSP
+
+/// Owns a SpeexDSP resampler for one mono stream: any rate pair, and a fine ratio
+/// adjustment on top of it for following another clock's drift.
+public final class Resampler {
+    public let inputRate: Int
+    public let outputRate: Int
+    private let state: OpaquePointer
+    /// Parts per million by which the input is consumed faster than nominal.
+    public private(set) var adjustmentPPM: Int = 0
+
+    /// The steps of the fine adjustment: 1 ppm.
+    private static let ppmScale: UInt64 = 1_000_000
+
+    /// - Parameter quality: 0 (cheapest) ... 10 (best); 5 is transparent for speech.
+    public init(inputRate: Int, outputRate: Int, quality: Int = 5) throws(SpeexError) {
+        guard inputRate > 0, outputRate > 0 else {
+            throw .invalidSetting(name: "sample rate", value: Double(min(inputRate, outputRate)))
+        }
+        guard (0...10).contains(quality) else { throw .invalidSetting(name: "resampler quality", value: Double(quality)) }
+        var error: Int32 = 0
+        guard let state = speex_resampler_init(1, UInt32(inputRate), UInt32(outputRate), Int32(quality), &error),
+              error == 0 else { throw SpeexError(resamplerCode: error) }
+        self.state = state
+        self.inputRate = inputRate
+        self.outputRate = outputRate
+        speex_resampler_skip_zeros(state)
+    }
+
+    deinit { speex_resampler_destroy(state) }
+
+    /// Input samples the filter holds back: part of its delay.
+    public var inputLatency: Int { Int(speex_resampler_get_input_latency(state)) }
+
+    /// Consumes input `ppm` parts per million faster (positive) or slower (negative)
+    /// than the nominal rates say, keeping the filter's state.
+    public func adjust(ppm: Int) throws(SpeexError) {
+        guard (-50_000...50_000).contains(ppm) else { throw .invalidSetting(name: "ratio adjustment (ppm)", value: Double(ppm)) }
+        let g = gcd(inputRate, outputRate)
+        let numerator = UInt64(inputRate / g) * UInt64(Int64(Self.ppmScale) + Int64(ppm))
+        let denominator = UInt64(outputRate / g) * Self.ppmScale
+        let common = gcd(numerator, denominator)
+        let result = speex_resampler_set_rate_frac(
+            state, UInt32(numerator / common), UInt32(denominator / common), UInt32(inputRate), UInt32(outputRate)
+        )
+        guard result == 0 else { throw SpeexError(resamplerCode: result) }
+        adjustmentPPM = ppm
+    }
+
+    /// Resamples as much of `input` as fits into `output`.
+    /// - Returns: how many input samples were consumed and output samples written.
+    public func process(
+        _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>
+    ) throws(SpeexError) -> (consumed: Int, written: Int) {
+        var consumed = UInt32(input.count)
+        var written = UInt32(output.count)
+        let result = speex_resampler_process_float(state, 0, input.baseAddress, &consumed, output.baseAddress, &written)
+        guard result == 0 else { throw SpeexError(resamplerCode: result) }
+        return (Int(consumed), Int(written))
+    }
+
+    /// Resamples a whole buffer; output length follows the ratio.
+    public func process(_ input: [Float]) throws(SpeexError) -> [Float] {
+        let speedup = 1 + Double(adjustmentPPM) / 1_000_000
+        let capacity = Int(Double(input.count * outputRate / inputRate) / speedup) + 64
+        var output = [Float](repeating: 0, count: capacity)
+        var consumedTotal = 0
+        var writtenTotal = 0
+        try input.withUnsafeBufferPointer { (inBuffer) throws(SpeexError) in
+            try output.withUnsafeMutableBufferPointer { (outBuffer) throws(SpeexError) in
+                while consumedTotal < inBuffer.count {
+                    if writtenTotal == outBuffer.count { break }
+                    let (consumed, written) = try process(
+                        UnsafeBufferPointer(rebasing: inBuffer[consumedTotal...]),
+                        into: UnsafeMutableBufferPointer(rebasing: outBuffer[writtenTotal...])
+                    )
+                    consumedTotal += consumed
+                    writtenTotal += written
+                    if consumed == 0 && written == 0 { break }
+                }
+            }
+        }
+        return Array(output[0..<writtenTotal])
+    }
+}
+
+private func gcd<T: BinaryInteger>(_ a: T, _ b: T) -> T {
+    var (a, b) = (a, b)
+    while b != 0 { (a, b) = (b, a % b) }
+    return a
+}

@@ -1,0 +1,70 @@
+import IntercomCore
+import IntercomDSP
+import Testing
+import TestSupport
+
+@Suite struct EchoCancellerTests {
+    static let frame = 480
+
+    /// A room in miniature: a delay, an attenuation and a short impulse response.
+    static func echo(of far: [Float], delayMilliseconds: Int, gain: Float) -> [Float] {
+        let delay = delayMilliseconds * 48
+        let taps: [(Int, Float)] = [(0, 1.0), (37, 0.45), (91, -0.3), (230, 0.15), (611, 0.08)]
+        var out = [Float](repeating: 0, count: far.count)
+        for (offset, weight) in taps {
+            for i in (delay + offset)..<far.count { out[i] += far[i - delay - offset] * weight * gain }
+        }
+        return out
+    }
+
+    /// Runs canceller and preprocessor over whole signals, frame by frame.
+    static func cancel(near: [Float], far: [Float], tailMilliseconds: Int = 200) throws -> [Float] {
+        let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: tailMilliseconds)
+        var configuration = PreprocessorConfiguration()
+        configuration.automaticGainControl = false
+        configuration.denoise = true
+        let preprocessor = try Preprocessor(frameSamples: frame, configuration: configuration, echoCanceller: canceller)
+        var output: [Float] = []
+        for start in stride(from: 0, to: near.count - frame + 1, by: frame) {
+            let capture = near[start..<(start + frame)].map { int16(fromFloat: $0) }
+            let reference = far[start..<(start + frame)].map { int16(fromFloat: $0) }
+            var cleaned = try canceller.cancel(capture: capture, reference: reference)
+            try preprocessor.process(&cleaned)
+            output += cleaned.map { float(fromInt16: $0) }
+        }
+        return output
+    }
+
+    @Test(arguments: [20, 40, 60])
+    func echoIsReducedByAtLeast20dBAfterConvergence(delayMilliseconds: Int) throws {
+        let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
+        let near = Self.echo(of: far, delayMilliseconds: delayMilliseconds, gain: 0.5)
+        let output = try Self.cancel(near: near, far: far)
+        // Judge the second half, after the adaptive filter converged.
+        let half = output.count / 2
+        let erle = SignalMeasures.decibels(
+            SignalMeasures.energy(near[half..<output.count]), over: SignalMeasures.energy(output[half...])
+        )
+        #expect(erle >= 20, "ERLE \(erle) dB at \(delayMilliseconds) ms")
+    }
+
+    @Test func doubleTalkKeepsTheNearEndSpeech() throws {
+        let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
+        let nearSpeech = try SpeechFixture.speech(SpeechFixture.sentence, voice: .female).map { $0 * 0.5 }
+        let echo = Self.echo(of: far, delayMilliseconds: 40, gain: 0.5)
+        // The near end starts talking once the canceller had time to converge.
+        let start = far.count / 2
+        var near = echo
+        for (i, s) in nearSpeech.enumerated() where start + i < near.count { near[start + i] += s }
+        let output = try Self.cancel(near: near, far: far)
+
+        let span = start..<min(start + nearSpeech.count, output.count)
+        let kept = SignalMeasures.energy(output[span])
+        let spoken = SignalMeasures.energy(nearSpeech.prefix(span.count))
+        let change = SignalMeasures.decibels(kept, over: spoken)
+        #expect(change > -6, "near-end speech changed by \(change) dB during double-talk")
+        // What is kept is the near-end speech, not the echo.
+        let alignment = SignalMeasures.bestAlignment(of: nearSpeech, in: Array(output[start...]), lags: 0...1000)
+        #expect(alignment.correlation > 0.7, "correlation with near-end speech \(alignment)")
+    }
+}

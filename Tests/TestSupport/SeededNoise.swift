@@ -1,0 +1,24 @@
+/// Reproducible white noise for tests.
+public struct SeededNoise {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    /// Next value of SplitMix64.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1).
+    public mutating func sample() -> Float {
+        Float(Double(next() >> 11) / Double(1 << 53) * 2 - 1)
+    }
+
+    public mutating func samples(_ count: Int, amplitude: Float) -> [Float] {
+        (0..<count).map { _ in sample() * amplitude }
+    }
+}
