@@ -41,7 +41,7 @@ let package = Package(
         .target(
             name: "IntercomIO",
             dependencies: [
-                "CALSA", "CAvahi", "IntercomCore",
+                "CALSA", "CAvahi", "IntercomCore", "IntercomDSP",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,0 +1,35 @@
+/// Where the microphone's audio comes from: a sound card, a file, or nothing.
+///
+/// Frames are 48 kHz mono 16-bit PCM of the size given when the source was opened.
+/// `read` blocks like a sound card does: until the next frame has been captured.
+public protocol AudioSource: AnyObject {
+    /// Fills `frame` with the next frame; returns false once the source has nothing more
+    /// to say (the frame is then silence, still paced in real time).
+    func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool
+    /// CLOCK_REALTIME nanoseconds at which the first sample was captured, once known.
+    var firstSampleTime: UInt64? { get }
+}
+
+/// Where received audio goes: a sound card, a file, or nowhere.
+///
+/// `write` blocks like a sound card does: until the device has room for the frame.
+public protocol AudioSink: AnyObject {
+    func write(_ frame: [Float]) throws(AudioEndpointError)
+    /// CLOCK_REALTIME nanoseconds at which the first sample was played, once known.
+    var firstSampleTime: UInt64? { get }
+    /// Finishes the output (a file's header is completed); further writes are ignored.
+    func close()
+}
+
+/// A failure of an audio endpoint, naming the file or device concerned.
+public struct AudioEndpointError: Error, Equatable, CustomStringConvertible {
+    public let endpoint: String
+    public let reason: String
+
+    public init(endpoint: String, reason: String) {
+        self.endpoint = endpoint
+        self.reason = reason
+    }
+
+    public var description: String { "\(endpoint): \(reason)" }
+}

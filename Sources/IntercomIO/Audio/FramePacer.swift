@@ -1,0 +1,26 @@
+import IntercomCore
+
+/// Releases frame after frame at the real-time rate of the audio, from a monotonic clock,
+/// as a sound card would.
+struct FramePacer {
+    let frameNanoseconds: UInt64
+    private var start: UInt64?
+    private var frames: UInt64 = 0
+
+    init(frameSamples: Int, sampleRate: Int) {
+        frameNanoseconds = UInt64(frameSamples) * 1_000_000_000 / UInt64(sampleRate)
+    }
+
+    /// Sleeps until frame number `frames` is due, `offset` frames after the start, and counts it.
+    /// The first call starts the clock and returns the CLOCK_REALTIME time of that start.
+    mutating func waitForNextFrame(offset: UInt64) -> UInt64? {
+        var startedAt: UInt64?
+        if start == nil {
+            start = SystemClock.monotonicNanoseconds()
+            startedAt = SystemClock.realtimeNanoseconds()
+        }
+        SystemClock.sleep(untilMonotonic: start! + (frames + offset) * frameNanoseconds)
+        frames += 1
+        return startedAt
+    }
+}

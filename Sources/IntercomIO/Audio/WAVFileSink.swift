@@ -1,0 +1,77 @@
+import IntercomCore
+import IntercomDSP
+import SystemPackage
+
+/// A WAV file as the speaker: written in real time from its first sample, one frame per
+/// frame period whether or not anything is playing, so its timeline is the wall clock's.
+///
+/// Samples go to the file as they come and the header's sizes are brought up to date every
+/// second, so a process that is killed leaves a playable file.
+public final class WAVFileSink: AudioSink {
+    public let path: String
+    private var file: FileDescriptor?
+    private var pacer: FramePacer
+    private var dataBytes = 0
+    private var framesSinceHeader = 0
+    private let framesPerHeaderUpdate: Int
+    public private(set) var firstSampleTime: UInt64?
+
+    public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
+        self.path = path
+        do {
+            file = try FileDescriptor.open(
+                FilePath(path), .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead]
+            )
+            _ = try file!.writeAll(WAVCodec.header(sampleRate: VoiceFormat.sampleRate, channels: 1, dataBytes: 0))
+        } catch {
+            throw AudioEndpointError(endpoint: path, reason: "cannot write: \(error)")
+        }
+        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+        framesPerHeaderUpdate = max(1, VoiceFormat.sampleRate / frameSamples)
+    }
+
+    deinit { close() }
+
+    public func write(_ frame: [Float]) throws(AudioEndpointError) {
+        guard let file else { return }
+        if let start = pacer.waitForNextFrame(offset: 0) { firstSampleTime = start }
+        do {
+            dataBytes += try file.writeAll(WAVCodec.encodePCM16(frame))
+            framesSinceHeader += 1
+            if framesSinceHeader >= framesPerHeaderUpdate {
+                try updateHeader(file)
+                framesSinceHeader = 0
+            }
+        } catch {
+            throw AudioEndpointError(endpoint: path, reason: "write failed: \(error)")
+        }
+    }
+
+    public func close() {
+        guard let file else { return }
+        try? updateHeader(file)
+        try? file.close()
+        self.file = nil
+    }
+
+    private func updateHeader(_ file: FileDescriptor) throws {
+        let header = WAVCodec.header(sampleRate: VoiceFormat.sampleRate, channels: 1, dataBytes: dataBytes)
+        _ = try file.writeAll(toAbsoluteOffset: 0, header)
+    }
+}
+
+/// Plays into nothing, at the real-time rate: for peers that only talk.
+public final class NullSink: AudioSink {
+    private var pacer: FramePacer
+    public private(set) var firstSampleTime: UInt64?
+
+    public init(frameSamples: Int) {
+        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+    }
+
+    public func write(_ frame: [Float]) throws(AudioEndpointError) {
+        if let start = pacer.waitForNextFrame(offset: 0) { firstSampleTime = start }
+    }
+
+    public func close() {}
+}

@@ -1,0 +1,66 @@
+import IntercomCore
+import IntercomDSP
+import SystemPackage
+
+/// A WAV file as the microphone: any common rate and channel count, converted to 48 kHz
+/// mono, and released in real time from a monotonic clock.
+public final class WAVFileSource: AudioSource {
+    public let path: String
+    private let samples: [Int16]
+    private var position = 0
+    private var pacer: FramePacer
+    public private(set) var firstSampleTime: UInt64?
+
+    public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
+        self.path = path
+        let audio: WAVCodec.Audio
+        do {
+            audio = try WAVCodec.decode(try readWholeFile(path))
+        } catch let error as AudioEndpointError {
+            throw error
+        } catch {
+            throw AudioEndpointError(endpoint: path, reason: "not a readable WAV file (\(error))")
+        }
+        guard audio.frameCount > 0 else { throw AudioEndpointError(endpoint: path, reason: "the WAV file holds no audio") }
+        var mono = audio.mixedToMono()
+        if audio.sampleRate != VoiceFormat.sampleRate {
+            do {
+                mono = try Resampler(inputRate: audio.sampleRate, outputRate: VoiceFormat.sampleRate).process(mono)
+            } catch {
+                throw AudioEndpointError(endpoint: path, reason: "cannot convert \(audio.sampleRate) Hz: \(error)")
+            }
+        }
+        samples = mono.map(int16(fromFloat:))
+        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+    }
+
+    /// The file's length at 48 kHz.
+    public var sampleCount: Int { samples.count }
+
+    public func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {
+        // A microphone hands over a frame once all of it has been captured.
+        if let start = pacer.waitForNextFrame(offset: 1) { firstSampleTime = start }
+        let available = max(0, min(frame.count, samples.count - position))
+        for i in 0..<frame.count { frame[i] = i < available ? samples[position + i] : 0 }
+        position += available
+        return available > 0
+    }
+}
+
+/// Reads a whole file, with errors that name it.
+func readWholeFile(_ path: String) throws(AudioEndpointError) -> [UInt8] {
+    do {
+        let fd = try FileDescriptor.open(FilePath(path), .readOnly)
+        return try fd.closeAfter {
+            let size = try fd.seek(offset: 0, from: .end)
+            _ = try fd.seek(offset: 0, from: .start)
+            var bytes = [UInt8](repeating: 0, count: Int(size))
+            let count = try bytes.withUnsafeMutableBytes { try fd.read(into: $0, retryOnInterrupt: true) }
+            return Array(bytes.prefix(count))
+        }
+    } catch let error as Errno {
+        throw AudioEndpointError(endpoint: path, reason: error.description)
+    } catch {
+        throw AudioEndpointError(endpoint: path, reason: "\(error)")
+    }
+}

@@ -1,0 +1,62 @@
+import Glibc
+
+/// A dedicated OS thread that is joined, not abandoned, when its owner stops it.
+///
+/// Audio and network loops run on these rather than on a Swift concurrency executor, so
+/// their timing never depends on what else the process is awaiting.
+public final class JoinableThread: @unchecked Sendable {
+    private var thread = pthread_t()
+    private var joined = false
+    public let name: String
+
+    /// Starts `body` at once on a new thread. `realtime` asks for SCHED_FIFO where the
+    /// process may have it, and carries on at normal priority where it may not.
+    public init(name: String, realtime: Bool = false, _ body: @escaping @Sendable () -> Void) throws(ThreadError) {
+        self.name = name
+        let box = Unmanaged.passRetained(ThreadBody(name: name, realtime: realtime, body: body))
+        let result = pthread_create(&thread, nil, { raw in
+            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+            body.run()
+            return nil
+        }, box.toOpaque())
+        guard result == 0 else {
+            box.release()
+            throw ThreadError(name: name, code: result)
+        }
+    }
+
+    /// Waits for the thread's body to return. Safe to call more than once.
+    public func join() {
+        guard !joined else { return }
+        joined = true
+        pthread_join(thread, nil)
+    }
+
+    deinit { join() }
+}
+
+public struct ThreadError: Error, CustomStringConvertible {
+    public let name: String
+    public let code: Int32
+    public var description: String { "could not start the \(name) thread: \(String(cString: strerror(code)))" }
+}
+
+private final class ThreadBody {
+    let name: String
+    let realtime: Bool
+    let body: @Sendable () -> Void
+
+    init(name: String, realtime: Bool, body: @escaping @Sendable () -> Void) {
+        self.name = name
+        self.realtime = realtime
+        self.body = body
+    }
+
+    func run() {
+        if realtime {
+            var parameters = sched_param(sched_priority: 10)
+            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
+        }
+        body()
+    }
+}
