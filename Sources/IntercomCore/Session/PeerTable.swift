@@ -1,0 +1,75 @@
+/// The peers of a call and how each is known: named on the command line (static, kept for
+/// the whole call) or learned because it reached us first (dropped when it falls silent).
+public struct PeerTable<Address: Hashable & Sendable>: Sendable {
+    public enum Origin: String, Sendable, Codable {
+        case configured, learned, discovered
+    }
+
+    public struct Peer: Sendable {
+        public let address: Address
+        public let origin: Origin
+        public var name: String?
+        public var canonicalName: String?
+        public var ssrc: UInt32?
+        public var protocolVersion: Int?
+        public var lastHeard: UInt64?
+        public var talking = false
+    }
+
+    /// How long a learned peer may stay silent before it is dropped.
+    public let keepaliveTimeout: UInt64
+    /// Bounds the table so that a flood of strangers cannot grow it without end.
+    public let capacity: Int
+    public private(set) var peers: [Address: Peer] = [:]
+
+    public init(keepaliveTimeout: UInt64 = 5_000_000_000, capacity: Int = 32) {
+        self.keepaliveTimeout = keepaliveTimeout
+        self.capacity = capacity
+    }
+
+    public var addresses: [Address] { Array(peers.keys) }
+
+    /// Adds a peer to call; an address already known keeps its state.
+    public mutating func add(_ address: Address, origin: Origin) {
+        guard peers[address] == nil, peers.count < capacity else { return }
+        peers[address] = Peer(address: address, origin: origin)
+    }
+
+    /// Records that `address` was heard from at `now`, learning it when it is new.
+    /// Returns false when the table is full and the stranger was not admitted.
+    @discardableResult
+    public mutating func heard(from address: Address, now: UInt64) -> Bool {
+        if peers[address] == nil {
+            guard peers.count < capacity else { return false }
+            peers[address] = Peer(address: address, origin: .learned)
+        }
+        peers[address]!.lastHeard = now
+        return true
+    }
+
+    public mutating func update(_ address: Address, _ change: (inout Peer) -> Void) {
+        guard peers[address] != nil else { return }
+        change(&peers[address]!)
+    }
+
+    /// A peer said goodbye: a learned or discovered one leaves; a configured one is kept
+    /// (it may come back) but forgets its stream.
+    public mutating func saidGoodbye(_ address: Address) {
+        guard let peer = peers[address] else { return }
+        if peer.origin == .configured {
+            peers[address]!.ssrc = nil
+            peers[address]!.talking = false
+        } else {
+            peers[address] = nil
+        }
+    }
+
+    /// Drops learned peers not heard from within the keepalive timeout; returns them.
+    public mutating func expire(now: UInt64) -> [Peer] {
+        let silent = peers.values.filter { peer in
+            peer.origin == .learned && now - (peer.lastHeard ?? 0) > keepaliveTimeout
+        }
+        for peer in silent { peers[peer.address] = nil }
+        return silent
+    }
+}

@@ -1,0 +1,58 @@
+import IntercomCore
+import Testing
+
+@Suite struct OutgoingStreamTests {
+    struct Fixed: RandomNumberGenerator {
+        var value: UInt64
+        mutating func next() -> UInt64 { value }
+    }
+
+    @Test func numbersPacketsAndMarksTalkspurts() {
+        var generator = Fixed(value: UInt64.max)  // starts both counters at their maximum: wraps at once
+        var stream = OutgoingStream(frameSamples: 480, using: &generator)
+        let first = stream.nextFrame(send: true, payloadBytes: 40)!
+        let second = stream.nextFrame(send: true, payloadBytes: 40)!
+        #expect(first.marker && !second.marker)
+        #expect(second.sequenceNumber == first.sequenceNumber &+ 1)
+        #expect(second.timestamp == first.timestamp &+ 480)
+        // Two silent frames: no packets, but the timestamp keeps running.
+        #expect(stream.nextFrame(send: false, payloadBytes: 0) == nil)
+        #expect(stream.nextFrame(send: false, payloadBytes: 0) == nil)
+        let resumed = stream.nextFrame(send: true, payloadBytes: 40)!
+        #expect(resumed.marker)
+        #expect(resumed.sequenceNumber == second.sequenceNumber &+ 1)
+        #expect(resumed.timestamp == second.timestamp &+ 3 * 480)
+        #expect(stream.packetCount == 3 && stream.octetCount == 120)
+    }
+}
+
+@Suite struct PeerTableTests {
+    @Test func learnedPeersExpireConfiguredOnesStay() {
+        var table = PeerTable<String>(keepaliveTimeout: 5_000, capacity: 3)
+        table.add("a", origin: .configured)
+        #expect(table.heard(from: "b", now: 1_000))
+        #expect(table.peers["b"]?.origin == .learned)
+        #expect(table.expire(now: 5_000).isEmpty)
+        #expect(table.expire(now: 6_001).map(\.address) == ["b"])
+        #expect(table.addresses == ["a"])
+    }
+
+    @Test func strangersBeyondCapacityAreRefused() {
+        var table = PeerTable<Int>(capacity: 2)
+        #expect(table.heard(from: 1, now: 0))
+        #expect(table.heard(from: 2, now: 0))
+        #expect(table.heard(from: 3, now: 0) == false)
+        #expect(table.peers.count == 2)
+    }
+
+    @Test func goodbyeRemovesLearnedAndKeepsConfigured() {
+        var table = PeerTable<String>()
+        table.add("static", origin: .configured)
+        table.heard(from: "learned", now: 0)
+        table.update("static") { $0.ssrc = 7 }
+        table.saidGoodbye("static")
+        table.saidGoodbye("learned")
+        #expect(table.peers["static"] != nil && table.peers["static"]?.ssrc == nil)
+        #expect(table.peers["learned"] == nil)
+    }
+}

@@ -1,0 +1,23 @@
+import IntercomCore
+import Testing
+
+@Suite struct VoiceActivityGateTests {
+    /// Each row: VAD verdicts for consecutive 10 ms frames, and the gate's expected output.
+    static let rows: [(name: String, speech: String, open: String)] = [
+        ("silence stays closed", "0000000000", "0000000000"),
+        ("speech opens at once", "0011000000", "0011111000"),
+        ("a short pause is bridged", "1100110000", "1111111110"),
+        ("hang-over then closes", "1000000000", "1111100000"),
+    ]
+
+    @Test(arguments: rows)
+    func gateFollowsSpeechWithHangover(row: (name: String, speech: String, open: String)) {
+        var gate = VoiceActivityGate(hangoverNanoseconds: 40_000_000)
+        var output = ""
+        for (index, verdict) in row.speech.enumerated() {
+            let now = UInt64(index) * 10_000_000 + 5_000_000_000
+            output += gate.isOpen(speech: verdict == "1", now: now) ? "1" : "0"
+        }
+        #expect(output == row.open, "\(row.name)")
+    }
+}
