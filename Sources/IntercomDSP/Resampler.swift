@@ -9,8 +9,11 @@ public final class Resampler {
     /// Parts per million by which the input is consumed faster than nominal.
     public private(set) var adjustmentPPM: Int = 0
 
-    /// The steps of the fine adjustment: 1 ppm.
-    private static let ppmScale: UInt64 = 1_000_000
+    /// The fine adjustment moves in steps of 100 ppm (a ratio denominator of 10^4).
+    /// libspeexdsp 1.2.1 rescales its fractional phase in 32 bits when the ratio changes and
+    /// crashes with denominators near 10^6; 10^4 keeps every product in range.
+    public static let adjustmentStepPPM = 100
+    private static let ratioDenominator: UInt64 = 10_000
 
     /// - Parameter quality: 0 (cheapest) ... 10 (best); 5 is transparent for speech.
     public init(inputRate: Int, outputRate: Int, quality: Int = 5) throws(SpeexError) {
@@ -32,19 +35,23 @@ public final class Resampler {
     /// Input samples the filter holds back: part of its delay.
     public var inputLatency: Int { Int(speex_resampler_get_input_latency(state)) }
 
-    /// Consumes input `ppm` parts per million faster (positive) or slower (negative)
-    /// than the nominal rates say, keeping the filter's state.
+    /// Consumes input about `ppm` parts per million faster (positive) or slower (negative)
+    /// than the nominal rates say, keeping the filter's state. The value is rounded to the
+    /// nearest `adjustmentStepPPM`; `adjustmentPPM` tells what was applied.
     public func adjust(ppm: Int) throws(SpeexError) {
         guard (-50_000...50_000).contains(ppm) else { throw .invalidSetting(name: "ratio adjustment (ppm)", value: Double(ppm)) }
+        let steps = Int((Double(ppm) / Double(Self.adjustmentStepPPM)).rounded())
+        let applied = steps * Self.adjustmentStepPPM
+        guard applied != adjustmentPPM else { return }
         let g = gcd(inputRate, outputRate)
-        let numerator = UInt64(inputRate / g) * UInt64(Int64(Self.ppmScale) + Int64(ppm))
-        let denominator = UInt64(outputRate / g) * Self.ppmScale
+        let numerator = UInt64(inputRate / g) * UInt64(Int64(Self.ratioDenominator) + Int64(steps))
+        let denominator = UInt64(outputRate / g) * Self.ratioDenominator
         let common = gcd(numerator, denominator)
         let result = speex_resampler_set_rate_frac(
             state, UInt32(numerator / common), UInt32(denominator / common), UInt32(inputRate), UInt32(outputRate)
         )
         guard result == 0 else { throw SpeexError(resamplerCode: result) }
-        adjustmentPPM = ppm
+        adjustmentPPM = applied
     }
 
     /// Resamples as much of `input` as fits into `output`.

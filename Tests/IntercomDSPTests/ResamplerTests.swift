@@ -47,4 +47,24 @@ import TestSupport
         #expect(abs(Double(output.count) - expected) <= latency + 2, "got \(output.count), expected \(expected)")
         #expect(abs(Double(output.count - input.count)) > 400)
     }
+
+    /// libspeexdsp 1.2.1 crashed on 999999/1000000 followed by 6233/6250; the ratio steps
+    /// intercom uses must survive any sequence of changes.
+    @Test func survivesRandomRatioChangesWhileStreaming() throws {
+        let resampler = try Resampler(inputRate: 48_000, outputRate: 48_000, quality: 4)
+        var noise = SeededNoise(seed: 5)
+        let input = noise.samples(2_000, amplitude: 0.5)
+        var output = [Float](repeating: 0, count: 480)
+        for _ in 0..<50_000 {
+            try resampler.adjust(ppm: Int(noise.next() % 10_001) - 5_000)
+            let count = Int(noise.next() % 1_000)
+            _ = try input.withUnsafeBufferPointer { (inBuffer) throws(SpeexError) in
+                try output.withUnsafeMutableBufferPointer { (outBuffer) throws(SpeexError) in
+                    try resampler.process(UnsafeBufferPointer(rebasing: inBuffer[0..<count]), into: outBuffer)
+                }
+            }
+        }
+        #expect(abs(resampler.adjustmentPPM) <= 5_000)
+        #expect(resampler.adjustmentPPM % Resampler.adjustmentStepPPM == 0)
+    }
 }

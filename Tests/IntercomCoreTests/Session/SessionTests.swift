@@ -30,18 +30,20 @@ import Testing
     @Test func learnedPeersExpireConfiguredOnesStay() {
         var table = PeerTable<String>(keepaliveTimeout: 5_000, capacity: 3)
         table.add("a", origin: .configured)
-        #expect(table.heard(from: "b", now: 1_000))
+        let admitted = table.heard(from: "b", now: 1_000)
+        #expect(admitted)
         #expect(table.peers["b"]?.origin == .learned)
-        #expect(table.expire(now: 5_000).isEmpty)
-        #expect(table.expire(now: 6_001).map(\.address) == ["b"])
+        let early = table.expire(now: 5_000)
+        let late = table.expire(now: 6_001)
+        #expect(early.isEmpty)
+        #expect(late.map(\.address) == ["b"])
         #expect(table.addresses == ["a"])
     }
 
     @Test func strangersBeyondCapacityAreRefused() {
         var table = PeerTable<Int>(capacity: 2)
-        #expect(table.heard(from: 1, now: 0))
-        #expect(table.heard(from: 2, now: 0))
-        #expect(table.heard(from: 3, now: 0) == false)
+        let verdicts = [table.heard(from: 1, now: 0), table.heard(from: 2, now: 0), table.heard(from: 3, now: 0)]
+        #expect(verdicts == [true, true, false])
         #expect(table.peers.count == 2)
     }
 
