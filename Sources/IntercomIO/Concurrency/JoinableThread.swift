@@ -11,7 +11,7 @@ public final class JoinableThread: @unchecked Sendable {
 
     /// Starts `body` at once on a new thread. `realtime` asks for SCHED_FIFO where the
     /// process may have it, and carries on at normal priority where it may not.
-    public init(name: String, realtime: Bool = false, _ body: @escaping @Sendable () -> Void) throws(ThreadError) {
+    public init(name: String, realtime: Bool = false, _ body: sending @escaping () -> Void) throws(ThreadError) {
         self.name = name
         let box = Unmanaged.passRetained(ThreadBody(name: name, realtime: realtime, body: body))
         let result = pthread_create(&thread, nil, { raw in
@@ -44,9 +44,9 @@ public struct ThreadError: Error, CustomStringConvertible {
 private final class ThreadBody {
     let name: String
     let realtime: Bool
-    let body: @Sendable () -> Void
+    let body: () -> Void
 
-    init(name: String, realtime: Bool, body: @escaping @Sendable () -> Void) {
+    init(name: String, realtime: Bool, body: @escaping () -> Void) {
         self.name = name
         self.realtime = realtime
         self.body = body

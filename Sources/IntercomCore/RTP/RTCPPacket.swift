@@ -1,0 +1,139 @@
+/// One packet of a compound RTCP datagram (RFC 3550 §6).
+public enum RTCPPacket: Equatable, Sendable {
+    case senderReport(RTCPSenderReport)
+    case receiverReport(RTCPReceiverReport)
+    case sourceDescription([SDESChunk])
+    case goodbye(RTCPGoodbye)
+    case application(RTCPApplicationPacket)
+    /// A packet type this parser does not interpret (XR, feedback, ...), kept so the rest of
+    /// the compound still parses. `count` is the 5-bit field after the padding bit.
+    case unknown(packetType: UInt8, count: UInt8, body: [UInt8])
+
+    /// RTCP packet types (RFC 3550 §12.1).
+    public enum PacketType {
+        public static let senderReport: UInt8 = 200
+        public static let receiverReport: UInt8 = 201
+        public static let sourceDescription: UInt8 = 202
+        public static let goodbye: UInt8 = 203
+        public static let application: UInt8 = 204
+    }
+
+    static let headerLength = 4
+
+    /// Parses a compound RTCP datagram into its packets, in order.
+    ///
+    /// Every packet's header must be valid and its length must fit in the datagram. The
+    /// RFC 3550 A.2 rule that a compound starts with SR or RR is not enforced, so reduced-size
+    /// RTCP (RFC 5506) is accepted.
+    public static func parseCompound(_ bytes: some Collection<UInt8>) throws(RTCPParseError) -> [RTCPPacket] {
+        let bytes = Array(bytes)
+        guard !bytes.isEmpty else { throw .empty }
+        var packets: [RTCPPacket] = []
+        var start = 0
+        while start < bytes.count {
+            let available = bytes.count - start
+            guard available >= headerLength else { throw .truncatedHeader(byteCount: available) }
+            var header = ByteReader(bytes, range: start..<bytes.count)
+            let first = try header.readUInt8(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
+            let packetType = try header.readUInt8(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
+            let lengthInWordsMinusOne = try header.readUInt16(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
+            let version = first >> 6
+            guard version == RTPPacket.version else { throw .wrongVersion(version) }
+            let packetLength = (Int(lengthInWordsMinusOne) + 1) * 4
+            guard packetLength <= available else {
+                throw .lengthExceedsDatagram(declaredByteCount: packetLength, availableByteCount: available)
+            }
+
+            var bodyEnd = start + packetLength
+            if first & 0x20 != 0 {
+                // The last octet counts the padding, itself included.
+                let paddingCount = Int(bytes[bodyEnd - 1])
+                guard paddingCount > 0, paddingCount <= packetLength - headerLength else { throw .badPadding }
+                bodyEnd -= paddingCount
+            }
+            var body = ByteReader(bytes, range: start + headerLength..<bodyEnd)
+            packets.append(try parseBody(&body, packetType: packetType, count: Int(first & 0x1F)))
+            start += packetLength
+        }
+        return packets
+    }
+
+    private static func parseBody(
+        _ body: inout ByteReader, packetType: UInt8, count: Int
+    ) throws(RTCPParseError) -> RTCPPacket {
+        switch packetType {
+        case PacketType.senderReport:
+            return .senderReport(try RTCPSenderReport(body: &body, reportCount: count))
+        case PacketType.receiverReport:
+            return .receiverReport(try RTCPReceiverReport(body: &body, reportCount: count))
+        case PacketType.sourceDescription:
+            return .sourceDescription(try SDESChunk.parseChunks(body: &body, chunkCount: count))
+        case PacketType.goodbye:
+            return .goodbye(try RTCPGoodbye(body: &body, sourceCount: count))
+        case PacketType.application:
+            return .application(try RTCPApplicationPacket(body: &body, subtype: UInt8(count)))
+        default:
+            return .unknown(packetType: packetType, count: UInt8(count), body: body.readRemaining())
+        }
+    }
+
+    /// Serializes packets into one compound RTCP datagram.
+    public static func serializeCompound(_ packets: [RTCPPacket]) -> [UInt8] {
+        packets.reduce(into: []) { bytes, packet in bytes += packet.serialized() }
+    }
+
+    /// The packet's wire bytes, without padding.
+    ///
+    /// - Precondition: at most 31 report blocks, chunks or sources, and an APP subtype below 32.
+    public func serialized() -> [UInt8] {
+        var body: [UInt8] = []
+        let count: Int
+        let packetType: UInt8
+        switch self {
+        case .senderReport(let report):
+            report.appendBody(to: &body)
+            (count, packetType) = (report.reportBlocks.count, PacketType.senderReport)
+        case .receiverReport(let report):
+            report.appendBody(to: &body)
+            (count, packetType) = (report.reportBlocks.count, PacketType.receiverReport)
+        case .sourceDescription(let chunks):
+            for chunk in chunks { chunk.append(to: &body) }
+            (count, packetType) = (chunks.count, PacketType.sourceDescription)
+        case .goodbye(let goodbye):
+            goodbye.appendBody(to: &body)
+            (count, packetType) = (goodbye.sources.count, PacketType.goodbye)
+        case .application(let application):
+            application.appendBody(to: &body)
+            (count, packetType) = (Int(application.subtype), PacketType.application)
+        case .unknown(let type, let unknownCount, let unknownBody):
+            body = unknownBody
+            (count, packetType) = (Int(unknownCount), type)
+        }
+        precondition(count < 32, "an RTCP header counts at most 31 items")
+        body.padToWordBoundary()
+
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.headerLength + body.count)
+        bytes.append(RTPPacket.version << 6 | UInt8(count))
+        bytes.append(packetType)
+        bytes.appendBigEndian(UInt16(body.count / 4))  // length in words minus one, header included
+        bytes += body
+        return bytes
+    }
+}
+
+/// Why bytes are not a valid compound RTCP datagram.
+public enum RTCPParseError: Error, Equatable, Sendable {
+    /// No bytes at all.
+    case empty
+    /// Fewer than the 4 bytes of a packet header remain.
+    case truncatedHeader(byteCount: Int)
+    /// The version field of a packet is not 2.
+    case wrongVersion(UInt8)
+    /// A packet's length field points past the end of the datagram.
+    case lengthExceedsDatagram(declaredByteCount: Int, availableByteCount: Int)
+    /// A padding count is zero or larger than the packet body.
+    case badPadding
+    /// A packet's body is shorter than its header's count or its fields require.
+    case truncatedBody(packetType: UInt8)
+}

@@ -1,0 +1,145 @@
+import Glibc
+
+/// An IPv4 or IPv6 address with a UDP port.
+///
+/// IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`) that a dual-stack socket reports are
+/// turned into plain IPv4, so one peer has one address whichever way it is reached.
+public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
+    /// IPv4 or IPv6.
+    public enum Family: Hashable, Sendable {
+        case ipv4
+        case ipv6
+    }
+
+    public let family: Family
+    /// 4 bytes for IPv4, 16 for IPv6, in network order.
+    public let addressBytes: [UInt8]
+    public let port: UInt16
+    /// The IPv6 zone (interface index) of a link-local address; 0 otherwise.
+    public let scopeID: UInt32
+
+    private static let ipv4MappedPrefix: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
+
+    private init(family: Family, addressBytes: [UInt8], port: UInt16, scopeID: UInt32) {
+        self.family = family
+        self.addressBytes = addressBytes
+        self.port = port
+        self.scopeID = scopeID
+    }
+
+    /// An IPv4 address from its four bytes, or nil for another count.
+    public init?(ipv4Bytes bytes: [UInt8], port: UInt16) {
+        guard bytes.count == 4 else { return nil }
+        self.init(family: .ipv4, addressBytes: bytes, port: port, scopeID: 0)
+    }
+
+    /// An IPv6 address from its sixteen bytes, or nil for another count. A v4-mapped
+    /// address becomes plain IPv4.
+    public init?(ipv6Bytes bytes: [UInt8], port: UInt16, scopeID: UInt32 = 0) {
+        guard bytes.count == 16 else { return nil }
+        if bytes.starts(with: Self.ipv4MappedPrefix) {
+            self.init(family: .ipv4, addressBytes: Array(bytes[12...]), port: port, scopeID: 0)
+        } else {
+            self.init(family: .ipv6, addressBytes: bytes, port: port, scopeID: scopeID)
+        }
+    }
+
+    /// 127.0.0.1 with the port.
+    public static func loopbackIPv4(port: UInt16) -> SocketAddress {
+        SocketAddress(family: .ipv4, addressBytes: [127, 0, 0, 1], port: port, scopeID: 0)
+    }
+
+    /// ::1 with the port.
+    public static func loopbackIPv6(port: UInt16) -> SocketAddress {
+        SocketAddress(family: .ipv6, addressBytes: Array(repeating: 0, count: 15) + [1], port: port, scopeID: 0)
+    }
+
+    /// 0.0.0.0: every IPv4 interface, for binding.
+    public static func anyIPv4(port: UInt16) -> SocketAddress {
+        SocketAddress(family: .ipv4, addressBytes: [0, 0, 0, 0], port: port, scopeID: 0)
+    }
+
+    /// `::`: every interface, for binding; a dual-stack socket bound here takes IPv4 too.
+    public static func anyIPv6(port: UInt16) -> SocketAddress {
+        SocketAddress(family: .ipv6, addressBytes: Array(repeating: 0, count: 16), port: port, scopeID: 0)
+    }
+
+    /// Whether the address is 0.0.0.0 or `::`.
+    public var isUnspecified: Bool { addressBytes.allSatisfy { $0 == 0 } }
+
+    /// The same address and port with another port.
+    public func withPort(_ port: UInt16) -> SocketAddress {
+        SocketAddress(family: family, addressBytes: addressBytes, port: port, scopeID: scopeID)
+    }
+
+    /// `1.2.3.4:5004`, `[::1]:5004` or `[fe80::1%2]:5004`.
+    public var description: String {
+        let host = self.host
+        switch family {
+        case .ipv4: return "\(host):\(port)"
+        case .ipv6: return scopeID == 0 ? "[\(host)]:\(port)" : "[\(host)%\(scopeID)]:\(port)"
+        }
+    }
+
+    /// The address without its port, in numeric notation (no brackets).
+    public var host: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let addressFamily = family == .ipv4 ? AF_INET : AF_INET6
+        let converted = addressBytes.withUnsafeBytes { raw in
+            inet_ntop(addressFamily, raw.baseAddress, &text, socklen_t(text.count))
+        }
+        // inet_ntop fails only for an unknown family or a short buffer, neither possible here.
+        guard converted != nil else { return "?" }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+// MARK: - Conversion to and from the C socket address structures
+
+extension SocketAddress {
+    /// Reads a `sockaddr_in` or `sockaddr_in6`; nil for any other family.
+    init?(storage: sockaddr_storage) {
+        var storage = storage
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            let address = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            let bytes = withUnsafeBytes(of: address.sin_addr) { Array($0) }
+            self.init(family: .ipv4, addressBytes: bytes, port: UInt16(bigEndian: address.sin_port), scopeID: 0)
+        case AF_INET6:
+            let address = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
+            let bytes = withUnsafeBytes(of: address.sin6_addr) { Array($0) }
+            self.init(ipv6Bytes: bytes, port: UInt16(bigEndian: address.sin6_port), scopeID: address.sin6_scope_id)
+        default:
+            return nil
+        }
+    }
+
+    /// The address as `::ffff:a.b.c.d` when IPv4, for a dual-stack socket.
+    var mappedToIPv6: SocketAddress {
+        guard family == .ipv4 else { return self }
+        return SocketAddress(family: .ipv6, addressBytes: Self.ipv4MappedPrefix + addressBytes, port: port, scopeID: 0)
+    }
+
+    /// Calls `body` with the address as a C `sockaddr` and its length.
+    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+        switch family {
+        case .ipv4:
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: addressBytes) }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        case .ipv6:
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            address.sin6_scope_id = scopeID
+            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: addressBytes) }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import IntercomCore
+import Testing
+
+@Suite("Peer hello")
+struct PeerHelloTests {
+    static let peerID = PeerID(bytes: Array(0x00...0x0F))!
+
+    static let hello = PeerHello(isTalking: true, listeningPort: 5004, peerID: peerID, displayName: "Bo")
+
+    /// Version 1, talking, port 5004, the id, "Bo" and one byte of padding.
+    static let expectedData: [UInt8] = [
+        0x01, 0x01, 0x13, 0x8C,
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+        0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F,
+        0x02, 0x42, 0x6F, 0x00,
+    ]
+
+    @Test func encodesTheDocumentedLayout() {
+        #expect(Self.hello.data == Self.expectedData)
+    }
+
+    @Test func travelsAsAnICOMApplicationPacket() throws {
+        let bytes = RTCPPacket.application(Self.hello.applicationPacket(ssrc: 0xABCD_EF01)).serialized()
+        #expect(Array(bytes.prefix(12)) == [0x80, 204, 0x00, 0x08, 0xAB, 0xCD, 0xEF, 0x01, 0x49, 0x43, 0x4F, 0x4D])
+        #expect(Array(bytes.dropFirst(12)) == Self.expectedData)
+
+        guard case .rtcp(let packets) = try Datagram.classify(bytes),
+              case .application(let application) = packets.first else {
+            Issue.record("not an APP packet")
+            return
+        }
+        #expect(try PeerHello(application) == Self.hello)
+    }
+
+    @Test func roundTripsNamesOfEveryLength() throws {
+        for length in [0, 1, 3, 4, 63, 64] {
+            var hello = Self.hello
+            hello.displayName = String(repeating: "x", count: length)
+            hello.isTalking = length.isMultiple(of: 2)
+            #expect(hello.data.count % 4 == 0)
+            #expect(try PeerHello(data: hello.data) == hello)
+        }
+    }
+
+    @Test func cutsLongNamesAtACharacterBoundary() throws {
+        var hello = Self.hello
+        hello.displayName = String(repeating: "a", count: 63) + "é"  // 65 UTF-8 bytes
+        #expect(try PeerHello(data: hello.data).displayName == String(repeating: "a", count: 63))
+    }
+
+    @Test func rejectsWhatItDoesNotUnderstand() {
+        var futureVersion = Self.expectedData
+        futureVersion[0] = 2
+        #expect(throws: PeerHelloParseError.unsupportedVersion(2)) { try PeerHello(data: futureVersion) }
+
+        var longName = Self.expectedData
+        longName[20] = 65
+        #expect(throws: PeerHelloParseError.displayNameTooLong(byteCount: 65)) { try PeerHello(data: longName) }
+
+        var badUTF8 = Self.expectedData
+        badUTF8[21] = 0xFF
+        #expect(throws: PeerHelloParseError.displayNameNotUTF8) { try PeerHello(data: badUTF8) }
+
+        let otherApplication = RTCPApplicationPacket(
+            subtype: 0, ssrc: 1, name: RTCPApplicationName("XYZW")!, data: Self.expectedData)
+        #expect(throws: PeerHelloParseError.notPeerHello(name: RTCPApplicationName("XYZW")!, subtype: 0)) {
+            try PeerHello(otherApplication)
+        }
+        var otherSubtype = Self.hello.applicationPacket(ssrc: 1)
+        otherSubtype.subtype = 1
+        #expect(throws: PeerHelloParseError.notPeerHello(name: PeerHello.applicationName, subtype: 1)) {
+            try PeerHello(otherSubtype)
+        }
+    }
+
+    @Test func ignoresReservedFlagsAndTrailingBytes() throws {
+        var extended = Self.expectedData
+        extended[1] = 0xFE  // reserved bits set, talking clear
+        extended += [1, 2, 3, 4]
+        let hello = try PeerHello(data: extended)
+        #expect(!hello.isTalking)
+        #expect(hello.displayName == "Bo")
+    }
+
+    @Test func everyTruncationBeforeTheNameEndsThrows() {
+        // 4 + 16 + 1 + 2: the padding byte after "Bo" is the only optional one.
+        for length in 0..<23 {
+            #expect(throws: PeerHelloParseError.truncated, "length \(length)") {
+                try PeerHello(data: Array(Self.expectedData.prefix(length)))
+            }
+        }
+    }
+
+    @Test func peerIDsAreSixteenBytes() {
+        #expect(PeerID(bytes: Array(repeating: 0, count: 15)) == nil)
+        #expect(Self.peerID.description == "000102030405060708090a0b0c0d0e0f")
+        var generator = SeededGenerator(seed: 3)
+        let first = PeerID.random(using: &generator)
+        let second = PeerID.random(using: &generator)
+        #expect(first != second)
+    }
+}
