@@ -1,3 +1,5 @@
+import IntercomCore
+
 /// Measures on sampled signals, for assertions about audio.
 public enum SignalMeasures {
     public static func rms(_ x: some Collection<Float>) -> Double {
@@ -31,43 +33,11 @@ public enum SignalMeasures {
         return cov / (va * vb).squareRoot()
     }
 
-    /// The lag (in samples, `output` later than `input`) in `lags` where they correlate best,
-    /// with that correlation, measured over the first `window` samples of `input`.
+    /// The lag (in samples, `output` later than `input`) in `lags` where they correlate best.
     public static func bestAlignment(
         of input: [Float], in output: [Float], lags: ClosedRange<Int>, window: Int? = nil
     ) -> (lag: Int, correlation: Double) {
-        let length = min(window ?? input.count, input.count)
-        var best = (lag: lags.lowerBound, correlation: -2.0)
-        // Coarse search on a decimated grid, then refine around the best coarse lag.
-        let step = 8
-        var lag = lags.lowerBound
-        while lag <= lags.upperBound {
-            let c = correlationAt(lag: lag, input: input, output: output, length: length, stride: 4)
-            if c > best.correlation { best = (lag, c) }
-            lag += step
-        }
-        let fine = max(lags.lowerBound, best.lag - step)...min(lags.upperBound, best.lag + step)
-        best.correlation = -2
-        for lag in fine {
-            let c = correlationAt(lag: lag, input: input, output: output, length: length, stride: 1)
-            if c > best.correlation { best = (lag, c) }
-        }
-        return best
-    }
-
-    private static func correlationAt(lag: Int, input: [Float], output: [Float], length: Int, stride: Int) -> Double {
-        let start = max(0, -lag)
-        let end = min(length, output.count - lag)
-        guard end - start > 16 else { return -1 }
-        var a: [Float] = []
-        var b: [Float] = []
-        a.reserveCapacity((end - start) / stride + 1)
-        b.reserveCapacity((end - start) / stride + 1)
-        for i in Swift.stride(from: start, to: end, by: stride) {
-            a.append(input[i])
-            b.append(output[i + lag])
-        }
-        return correlation(a[...], b[...])
+        SignalAlignment.bestLag(of: input, in: output, lags: lags, window: window)
     }
 
     /// Root mean square of `x` in consecutive blocks.

@@ -1,0 +1,106 @@
+import Atomics
+import IntercomCore
+import IntercomDSP
+import IntercomIO
+import Logging
+
+/// One peer in a call: owns the socket and the three threads (capture, playback, network)
+/// and the rings between them, and stops them in an order that loses nothing.
+public final class Call: @unchecked Sendable {
+    public let configuration: CallConfiguration
+    public let ssrc: UInt32
+    private let socket: UDPSocket
+    private let poller: Poller
+    private let capture: CapturePipeline
+    private let playback: PlaybackPipeline
+    private let network: NetworkLoop
+    private let sink: AudioSink
+    private let logger: Logger
+    private let stopAudio = ManagedAtomic<Bool>(false)
+    private let stopNetwork = ManagedAtomic<Bool>(false)
+    private var threads: [JoinableThread] = []
+    private let startedAt = SystemClock.monotonicNanoseconds()
+
+    /// The UDP port the call listens on (useful when 0 was asked for).
+    public var localPort: UInt16 { socket.localPort }
+
+    public init(configuration: CallConfiguration, source: AudioSource, sink: AudioSink, logger: Logger) throws {
+        self.configuration = configuration
+        self.sink = sink
+        self.logger = logger
+        guard (0...65535).contains(configuration.port) else {
+            throw CallError.invalidPort(configuration.port)
+        }
+        socket = try UDPSocket(port: UInt16(configuration.port))
+        poller = try Poller(watching: [socket])
+        var generator = SystemRandomNumberGenerator()
+        let stream = OutgoingStream(frameSamples: configuration.frameSamples, using: &generator)
+        ssrc = stream.ssrc
+        // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
+        let outbox = SPSCRing<[UInt8]>(capacity: 64)
+        let inbox = SPSCRing<ReceivedPacket>(capacity: 256)
+        let captureCounters = CaptureCounters()
+        let poller = poller
+        capture = try CapturePipeline(
+            source: source, configuration: configuration, stream: stream, outbox: outbox,
+            counters: captureCounters, wakeNetwork: { poller.wake() }
+        )
+        playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox)
+        network = NetworkLoop(
+            socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
+            outbox: outbox, inbox: inbox, capture: captureCounters
+        )
+    }
+
+    deinit { stop() }
+
+    /// Starts the three threads.
+    public func start() throws {
+        // Each pipeline is used by its own thread only, from here on.
+        let (capture, playback, network) = (self.capture, self.playback, self.network)
+        let (stopAudio, stopNetwork) = (self.stopAudio, self.stopNetwork)
+        threads.append(try JoinableThread(name: "network") { network.run(until: stopNetwork) })
+        threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(until: stopAudio) })
+        threads.append(try JoinableThread(name: "capture", realtime: true) { capture.run(until: stopAudio) })
+        logger.info("call started", metadata: [
+            "port": "\(localPort)", "ssrc": "\(ssrc)", "peers": "\(configuration.staticPeers.map(\.description))",
+            "mode": "\(configuration.mode.rawValue)",
+        ])
+    }
+
+    /// Leaves the call: audio threads first (the last frame is sent), then the network
+    /// thread, which says BYE; then the output is finished. Safe to call more than once.
+    public func stop() {
+        guard !stopNetwork.load(ordering: .relaxed) || !threads.isEmpty else { return }
+        stopAudio.store(true, ordering: .relaxed)
+        for thread in threads where thread.name != "network" { thread.join() }
+        stopNetwork.store(true, ordering: .relaxed)
+        poller.wake()
+        for thread in threads { thread.join() }
+        threads.removeAll()
+        sink.close()
+    }
+
+    /// Figures for the stats file and status displays.
+    public func statistics() -> CallStatistics {
+        CallStatistics(
+            playback: playback.snapshot.withLock { $0 },
+            network: network.snapshot.withLock { $0 },
+            networkCounters: network.counters,
+            captureCounters: capture.counters,
+            inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
+            outputStart: sink.firstSampleTime ?? 0,
+            runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9
+        )
+    }
+}
+
+public enum CallError: Error, CustomStringConvertible {
+    case invalidPort(Int)
+
+    public var description: String {
+        switch self {
+        case .invalidPort(let port): "port \(port) is not from 0 to 65535"
+        }
+    }
+}

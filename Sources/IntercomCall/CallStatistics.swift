@@ -1,0 +1,119 @@
+import Foundation
+import IntercomCore
+
+/// The figures of a call, written as JSON by `--stats-json` (keys in snake_case).
+public struct CallStatistics: Codable, Sendable {
+    /// Totals over every incoming stream, as the jitter buffers counted them.
+    public var received = 0
+    public var lost = 0
+    public var recoveredFEC = 0
+    public var concealed = 0
+    public var late = 0
+    public var duplicated = 0
+    /// The largest of the streams' figures.
+    public var currentDelayMs = 0.0
+    public var targetDelayMs = 0.0
+    public var jitterMs = 0.0
+    /// CLOCK_REALTIME nanoseconds of the first sample of the input and of the output, so
+    /// that the delay between two processes can be measured from outside.
+    public var inputStartNs: UInt64 = 0
+    public var outputStartNs: UInt64 = 0
+    /// What we sent: RTP packets and their payload bytes; all datagrams and their bytes.
+    public var sentPackets = 0
+    public var sentPayloadBytes = 0
+    public var datagramsSent = 0
+    public var bytesSent = 0
+    public var datagramsReceived = 0
+    public var dropped = Dropped()
+    public var streams: [StreamStatistics] = []
+    public var peers: [PeerSnapshot] = []
+    public var runningSeconds = 0.0
+
+    /// Datagrams dropped unplayed, by reason.
+    public struct Dropped: Codable, Sendable {
+        public var malformed = 0
+        public var wrongVersion = 0
+        public var wrongPayloadType = 0
+        public var tooLarge = 0
+        public var refusedPeer = 0
+        public var unsupportedHello = 0
+        public var inboxFull = 0
+        public var undecodable = 0
+    }
+
+    init(
+        playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
+        captureCounters: CaptureCounters, inputStart: UInt64, outputStart: UInt64, runningSeconds: Double
+    ) {
+        streams = playback.streams
+        for stream in streams {
+            received += stream.received
+            lost += stream.lost
+            recoveredFEC += stream.recoveredFEC
+            concealed += stream.concealed
+            late += stream.late
+            duplicated += stream.duplicated
+            currentDelayMs = max(currentDelayMs, stream.currentDelayMs)
+            targetDelayMs = max(targetDelayMs, stream.targetDelayMs)
+            jitterMs = max(jitterMs, stream.jitterMs)
+        }
+        inputStartNs = inputStart
+        outputStartNs = outputStart
+        sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)
+        sentPayloadBytes = captureCounters.sentOctets.load(ordering: .relaxed)
+        datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)
+        bytesSent = networkCounters.bytesSent.load(ordering: .relaxed)
+        datagramsReceived = networkCounters.datagramsReceived.load(ordering: .relaxed)
+        dropped = Dropped(
+            malformed: networkCounters.malformed.load(ordering: .relaxed),
+            wrongVersion: networkCounters.wrongVersion.load(ordering: .relaxed),
+            wrongPayloadType: networkCounters.wrongPayloadType.load(ordering: .relaxed),
+            tooLarge: networkCounters.tooLarge.load(ordering: .relaxed),
+            refusedPeer: networkCounters.refusedPeer.load(ordering: .relaxed),
+            unsupportedHello: networkCounters.unsupportedHello.load(ordering: .relaxed),
+            inboxFull: networkCounters.inboxFull.load(ordering: .relaxed),
+            undecodable: playback.undecodable
+        )
+        peers = network.peers
+        self.runningSeconds = runningSeconds
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+}
+
+/// One incoming stream's figures.
+public struct StreamStatistics: Codable, Sendable {
+    public var ssrc: UInt32
+    public var received: Int
+    public var lost: Int
+    public var recoveredFEC: Int
+    public var concealed: Int
+    public var late: Int
+    public var duplicated: Int
+    public var currentDelayMs: Double
+    public var targetDelayMs: Double
+    public var jitterMs: Double
+    public var playoutRate: Double
+    /// Peak of the last period played, 0...1.
+    public var level: Double
+}
+
+extension StreamStatistics {
+    init(stream: (ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)) {
+        let statistics = stream.statistics
+        self.init(
+            ssrc: stream.ssrc, received: statistics.received, lost: statistics.lost,
+            recoveredFEC: statistics.recoveredByFEC, concealed: statistics.concealed,
+            late: statistics.late, duplicated: statistics.duplicated,
+            currentDelayMs: Double(statistics.currentDelay) / 1e6,
+            targetDelayMs: Double(statistics.targetDelay) / 1e6,
+            jitterMs: statistics.interarrivalJitterNanoseconds / 1e6,
+            playoutRate: stream.playoutRate, level: Double(stream.level)
+        )
+    }
+}

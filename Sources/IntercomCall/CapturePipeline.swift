@@ -1,0 +1,121 @@
+import Atomics
+import IntercomCore
+import IntercomDSP
+import IntercomIO
+
+/// The send path, run frame by frame on the capture thread: microphone → voice activity →
+/// talk gate → Opus → RTP → outbox ring for the network thread.
+///
+/// Nothing here waits on the network or a lock: the outbox refuses packets when full.
+final class CapturePipeline {
+    private let source: AudioSource
+    private let encoder: OpusEncoder
+    /// Present in VOX mode, where its voice activity detector drives the gate.
+    private let voiceDetector: Preprocessor?
+    private var gate = VoiceActivityGate()
+    private let mode: TalkMode
+    private var stream: OutgoingStream
+    private let payloadType: UInt8
+    private let outbox: SPSCRing<[UInt8]>
+    private let wakeNetwork: () -> Void
+    private var frame: [Int16]
+    let counters: CaptureCounters
+
+    init(
+        source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream,
+        outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
+    ) throws {
+        self.source = source
+        encoder = try OpusEncoder(configuration: configuration.encoder)
+        mode = configuration.mode
+        if mode == .vox {
+            var detector = configuration.preprocessor
+            detector.denoise = false
+            detector.automaticGainControl = false
+            detector.voiceActivityDetection = true
+            voiceDetector = try Preprocessor(frameSamples: configuration.frameSamples, configuration: detector)
+        } else {
+            voiceDetector = nil
+        }
+        self.stream = stream
+        payloadType = configuration.payloadType
+        self.outbox = outbox
+        self.counters = counters
+        self.wakeNetwork = wakeNetwork
+        frame = [Int16](repeating: 0, count: configuration.frameSamples)
+    }
+
+    /// Captures, gates, encodes and queues frames until `stop` is set.
+    func run(until stop: ManagedAtomic<Bool>) {
+        while !stop.load(ordering: .relaxed) {
+            do {
+                try captureOneFrame()
+            } catch {
+                counters.errors.wrappingIncrement(ordering: .relaxed)
+            }
+        }
+    }
+
+    private func captureOneFrame() throws {
+        let hasAudio = try source.read(into: &frame)
+        if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
+            counters.firstSampleTime.store(start, ordering: .relaxed)
+        }
+        counters.level.store(peakLevel(frame), ordering: .relaxed)
+        let talking = hasAudio && shouldTransmit(now: SystemClock.monotonicNanoseconds())
+        counters.talking.store(talking, ordering: .relaxed)
+
+        var payload: ArraySlice<UInt8> = []
+        if talking {
+            payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
+        }
+        // Opus marks frames that DTX judged silent with two bytes or less: not worth a packet.
+        let send = talking && payload.count > 2
+        guard let header = stream.nextFrame(send: send, payloadBytes: payload.count) else { return }
+        let packet = RTPPacket(
+            marker: header.marker, payloadType: payloadType, sequenceNumber: header.sequenceNumber,
+            timestamp: header.timestamp, ssrc: stream.ssrc, payload: Array(payload)
+        )
+        if outbox.push(packet.serialized()) {
+            counters.packetsQueued.wrappingIncrement(ordering: .relaxed)
+            counters.sentPackets.store(Int(stream.packetCount), ordering: .relaxed)
+            counters.sentOctets.store(Int(stream.octetCount), ordering: .relaxed)
+            counters.lastTimestamp.store(Int(stream.lastTimestamp), ordering: .relaxed)
+            wakeNetwork()
+        } else {
+            counters.outboxFull.wrappingIncrement(ordering: .relaxed)
+        }
+    }
+
+    private func shouldTransmit(now: UInt64) -> Bool {
+        switch mode {
+        case .open: return true
+        case .vox:
+            let speech = (try? voiceDetector?.process(&frame)) ?? false
+            return gate.isOpen(speech: speech, now: now)
+        case .ptt:
+            // The talk key arrives with the terminal and button inputs; until one is wired
+            // in, push-to-talk never transmits.
+            return false
+        }
+    }
+
+    private func peakLevel(_ frame: [Int16]) -> Int {
+        frame.reduce(0) { max($0, abs(Int($1))) }
+    }
+}
+
+/// What the capture thread reports, readable from any thread without locks.
+final class CaptureCounters: Sendable {
+    let packetsQueued = ManagedAtomic<Int>(0)
+    let outboxFull = ManagedAtomic<Int>(0)
+    let errors = ManagedAtomic<Int>(0)
+    let talking = ManagedAtomic<Bool>(false)
+    /// Peak of the last frame, 0...32768.
+    let level = ManagedAtomic<Int>(0)
+    let firstSampleTime = ManagedAtomic<UInt64>(0)
+    /// Mirrors of the outgoing stream's RTCP sender counters.
+    let sentPackets = ManagedAtomic<Int>(0)
+    let sentOctets = ManagedAtomic<Int>(0)
+    let lastTimestamp = ManagedAtomic<Int>(0)
+}

@@ -1,0 +1,22 @@
+import Atomics
+
+/// What the network thread counts, readable from any thread without locks.
+final class NetworkCounters: Sendable {
+    let datagramsReceived = ManagedAtomic<Int>(0)
+    let rtpReceived = ManagedAtomic<Int>(0)
+    let rtcpReceived = ManagedAtomic<Int>(0)
+    /// Dropped datagrams, by reason.
+    let malformed = ManagedAtomic<Int>(0)
+    let wrongVersion = ManagedAtomic<Int>(0)
+    let wrongPayloadType = ManagedAtomic<Int>(0)
+    let tooLarge = ManagedAtomic<Int>(0)
+    let refusedPeer = ManagedAtomic<Int>(0)
+    let unsupportedHello = ManagedAtomic<Int>(0)
+    let inboxFull = ManagedAtomic<Int>(0)
+    let ownPackets = ManagedAtomic<Int>(0)
+    /// Sent datagrams and bytes, RTP and RTCP together.
+    let datagramsSent = ManagedAtomic<Int>(0)
+    let bytesSent = ManagedAtomic<Int>(0)
+    let sendErrors = ManagedAtomic<Int>(0)
+    let receiveErrors = ManagedAtomic<Int>(0)
+}

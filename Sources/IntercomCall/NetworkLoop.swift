@@ -1,0 +1,280 @@
+import Atomics
+import IntercomCore
+import IntercomIO
+import Synchronization
+
+/// The network thread: reads datagrams and sorts them (RTP to the playback thread's inbox,
+/// RTCP to the peer table and reception statistics), sends queued RTP to every peer, and
+/// sends each peer RTCP reports and hellos once per interval; BYE when it stops.
+final class NetworkLoop {
+    private let socket: UDPSocket
+    private let poller: Poller
+    private let configuration: CallConfiguration
+    private let ssrc: UInt32
+    private let outbox: SPSCRing<[UInt8]>
+    private let inbox: SPSCRing<ReceivedPacket>
+    private let capture: CaptureCounters
+    let counters = NetworkCounters()
+    /// The peers and link figures, published for status displays and the stats file.
+    let snapshot = Mutex(NetworkSnapshot())
+
+    private var peers: PeerTable<SocketAddress>
+    private var receptions: [UInt32: ReceptionStatistics] = [:]
+    private var senderReports: [UInt32: ReceivedSenderReport] = [:]
+    private var sourceAddress: [UInt32: SocketAddress] = [:]
+    private var roundTrips: [SocketAddress: UInt64] = [:]
+    private var remoteReports: [SocketAddress: ReportBlock] = [:]
+    private var sentSinceLastReport = false
+    private var lastSentPackets = 0
+    private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
+
+    /// A datagram larger than this is not ours: RTP/Opus packets stay well below a LAN MTU.
+    static let maximumDatagram = 1500
+
+    init(
+        socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
+        outbox: SPSCRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters
+    ) {
+        self.socket = socket
+        self.poller = poller
+        self.configuration = configuration
+        self.ssrc = ssrc
+        self.outbox = outbox
+        self.inbox = inbox
+        self.capture = capture
+        peers = PeerTable(keepaliveTimeout: configuration.keepaliveTimeoutNanoseconds)
+        for address in configuration.staticPeers { peers.add(address, origin: .configured) }
+    }
+
+    func run(until stop: ManagedAtomic<Bool>) {
+        var nextReport = SystemClock.monotonicNanoseconds()
+        while !stop.load(ordering: .relaxed) {
+            let now = SystemClock.monotonicNanoseconds()
+            if now >= nextReport {
+                _ = peers.expire(now: now)
+                sendReports(now: now)
+                nextReport = now + configuration.reportIntervalNanoseconds
+            }
+            _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))
+            receiveAll()
+            sendQueuedAudio()
+        }
+        sendQueuedAudio()
+        sendGoodbye()
+    }
+
+    // MARK: Receiving
+
+    private func receiveAll() {
+        while true {
+            let received: (count: Int, from: SocketAddress)?
+            do {
+                received = try socket.receive(into: &buffer)
+            } catch .datagramTooLarge {
+                counters.tooLarge.wrappingIncrement(ordering: .relaxed)
+                continue
+            } catch {
+                // A socket error is not the datagram's fault; try again on the next wake-up.
+                counters.receiveErrors.wrappingIncrement(ordering: .relaxed)
+                break
+            }
+            guard let (count, from) = received else { break }
+            counters.datagramsReceived.wrappingIncrement(ordering: .relaxed)
+            let now = SystemClock.monotonicNanoseconds()
+            handle(buffer[0..<count], from: from, now: now)
+        }
+        publish()
+    }
+
+    private func handle(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
+        let datagram: Datagram
+        do {
+            datagram = try Datagram.classify(bytes)
+        } catch {
+            if case .rtp(.wrongVersion) = error { counters.wrongVersion.wrappingIncrement(ordering: .relaxed) }
+            else if case .rtcp(.wrongVersion) = error { counters.wrongVersion.wrappingIncrement(ordering: .relaxed) }
+            else { counters.malformed.wrappingIncrement(ordering: .relaxed) }
+            return
+        }
+        switch datagram {
+        case .rtp(let packet): handleRTP(packet, from: address, now: now)
+        case .rtcp(let packets): handleRTCP(packets, from: address, now: now)
+        }
+    }
+
+    private func handleRTP(_ packet: RTPPacket, from address: SocketAddress, now: UInt64) {
+        guard packet.payloadType == configuration.payloadType, !packet.payload.isEmpty else {
+            counters.wrongPayloadType.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        guard packet.ssrc != ssrc else {
+            counters.ownPackets.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        // A stranger that sends valid audio is a peer that was given our address: answer it.
+        guard peers.heard(from: address, now: now) else {
+            counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        counters.rtpReceived.wrappingIncrement(ordering: .relaxed)
+        peers.update(address) { $0.ssrc = packet.ssrc }
+        sourceAddress[packet.ssrc] = address
+        _ = receptions[packet.ssrc, default: ReceptionStatistics(ssrc: packet.ssrc)]
+            .record(sequenceNumber: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrivalNanoseconds: now)
+        let received = ReceivedPacket(
+            ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
+            marker: packet.marker, payload: packet.payload, arrivalTime: now
+        )
+        if !inbox.push(received) { counters.inboxFull.wrappingIncrement(ordering: .relaxed) }
+    }
+
+    private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, now: UInt64) {
+        guard peers.heard(from: address, now: now) else {
+            counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
+            return
+        }
+        counters.rtcpReceived.wrappingIncrement(ordering: .relaxed)
+        let arrival = NTPTimestamp(unixNanoseconds: SystemClock.realtimeNanoseconds())
+        for packet in packets {
+            switch packet {
+            case .senderReport(let report):
+                senderReports[report.ssrc] = ReceivedSenderReport(ntpTimestamp: report.ntpTimestamp, arrivalNanoseconds: now)
+                noteReports(report.reportBlocks, from: address, arrival: arrival)
+            case .receiverReport(let report):
+                noteReports(report.reportBlocks, from: address, arrival: arrival)
+            case .sourceDescription(let chunks):
+                for item in chunks.flatMap(\.items) {
+                    switch item {
+                    case .canonicalName(let cname): peers.update(address) { $0.canonicalName = cname }
+                    case .name(let name): peers.update(address) { $0.name = name }
+                    case .other: break
+                    }
+                }
+            case .goodbye(let goodbye):
+                if goodbye.sources.contains(where: { sourceAddress[$0] == address || peers.peers[address]?.ssrc == $0 }) {
+                    for source in goodbye.sources { forget(source) }
+                    peers.saidGoodbye(address)
+                }
+            case .application(let application):
+                guard application.name == PeerHello.applicationName else { continue }
+                do {
+                    let hello = try PeerHello(application)
+                    peers.update(address) {
+                        $0.name = hello.displayName
+                        $0.protocolVersion = Int(PeerHello.currentVersion)
+                        $0.talking = hello.isTalking
+                    }
+                } catch {
+                    counters.unsupportedHello.wrappingIncrement(ordering: .relaxed)
+                }
+            case .unknown:
+                break
+            }
+        }
+    }
+
+    private func noteReports(_ blocks: [ReportBlock], from address: SocketAddress, arrival: NTPTimestamp) {
+        guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
+        remoteReports[address] = block
+        if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
+    }
+
+    private func forget(_ source: UInt32) {
+        receptions[source] = nil
+        senderReports[source] = nil
+        sourceAddress[source] = nil
+    }
+
+    // MARK: Sending
+
+    private func sendQueuedAudio() {
+        let destinations = peers.addresses
+        while let packet = outbox.pop() {
+            sentSinceLastReport = true
+            for destination in destinations { send(packet, to: destination) }
+        }
+    }
+
+    private func sendReports(now: UInt64) {
+        let blocks = receptions.keys.sorted().compactMap { source -> ReportBlock? in
+            guard receptions[source]!.isValidated else { return nil }
+            return receptions[source]!.makeReportBlock(now: now, lastSenderReport: senderReports[source])
+        }
+        let report: RTCPPacket
+        if sentSinceLastReport {
+            report = .senderReport(RTCPSenderReport(
+                ssrc: ssrc,
+                ntpTimestamp: NTPTimestamp(unixNanoseconds: SystemClock.realtimeNanoseconds()),
+                rtpTimestamp: UInt32(truncatingIfNeeded: capture.lastTimestamp.load(ordering: .relaxed)),
+                packetCount: UInt32(truncatingIfNeeded: capture.sentPackets.load(ordering: .relaxed)),
+                octetCount: UInt32(truncatingIfNeeded: capture.sentOctets.load(ordering: .relaxed)),
+                reportBlocks: Array(blocks.prefix(31))
+            ))
+        } else {
+            report = .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: Array(blocks.prefix(31))))
+        }
+        sentSinceLastReport = false
+        let hello = PeerHello(
+            isTalking: capture.talking.load(ordering: .relaxed), listeningPort: socket.localPort,
+            peerID: configuration.peerID, displayName: String(configuration.name.utf8.prefix(PeerHello.maximumDisplayNameByteCount)) ?? ""
+        )
+        let compound = RTCPPacket.serializeCompound([
+            report,
+            .sourceDescription([SDESChunk(ssrc: ssrc, items: [.canonicalName(configuration.peerID.description), .name(configuration.name)])]),
+            .application(hello.applicationPacket(ssrc: ssrc)),
+        ])
+        for destination in peers.addresses { send(compound, to: destination) }
+        publish()
+    }
+
+    private func sendGoodbye() {
+        let compound = RTCPPacket.serializeCompound([
+            .receiverReport(RTCPReceiverReport(ssrc: ssrc)),
+            .goodbye(RTCPGoodbye(sources: [ssrc], reason: "leaving")),
+        ])
+        for destination in peers.addresses { send(compound, to: destination) }
+    }
+
+    private func send(_ bytes: [UInt8], to destination: SocketAddress) {
+        do {
+            try socket.send(bytes, to: destination)
+            counters.datagramsSent.wrappingIncrement(ordering: .relaxed)
+            counters.bytesSent.wrappingIncrement(by: bytes.count, ordering: .relaxed)
+        } catch {
+            counters.sendErrors.wrappingIncrement(ordering: .relaxed)
+        }
+    }
+
+    private func publish() {
+        let now = SystemClock.monotonicNanoseconds()
+        let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
+            PeerSnapshot(
+                address: peer.address.description, name: peer.name, origin: peer.origin.rawValue,
+                ssrc: peer.ssrc, talking: peer.talking,
+                secondsSinceHeard: peer.lastHeard.map { Double(now - min(now, $0)) / 1e9 },
+                roundTripMilliseconds: roundTrips[peer.address].map { Double($0) / 1e6 },
+                reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
+                reportedJitterMilliseconds: remoteReports[peer.address].map { Double($0.jitter) / 48 }
+            )
+        }
+        snapshot.withLock { $0.peers = rows }
+    }
+}
+
+/// The network side's view of the call, as displays and the stats file show it.
+public struct NetworkSnapshot: Sendable {
+    var peers: [PeerSnapshot] = []
+}
+
+public struct PeerSnapshot: Sendable, Codable {
+    public let address: String
+    public let name: String?
+    public let origin: String
+    public let ssrc: UInt32?
+    public let talking: Bool
+    public let secondsSinceHeard: Double?
+    /// From RTCP: what this peer measured of our stream, and the round trip.
+    public let roundTripMilliseconds: Double?
+    public let reportedFractionLost: Double?
+    public let reportedJitterMilliseconds: Double?
+}

@@ -1,0 +1,72 @@
+import Atomics
+import IntercomCore
+import IntercomIO
+import Synchronization
+
+/// The receive path, run period by period on the playback thread: inbox ring → one receive
+/// chain per SSRC (jitter buffer → Opus → drift correction) → mixer → speaker.
+///
+/// The thread owns every jitter buffer; the network thread only fills the inbox ring.
+final class PlaybackPipeline {
+    private let sink: AudioSink
+    private let inbox: SPSCRing<ReceivedPacket>
+    private let mixer: StreamMixer
+    private let frameSamples: Int
+    private var periodsSincePublish = 0
+    private let undecodable = PlaybackCounter()
+    /// Figures for other threads; the playback thread only ever *tries* this lock.
+    let snapshot = Mutex(PlaybackSnapshot())
+
+    init(sink: AudioSink, configuration: CallConfiguration, inbox: SPSCRing<ReceivedPacket>) throws {
+        self.sink = sink
+        self.inbox = inbox
+        frameSamples = configuration.frameSamples
+        let jitter = JitterBufferConfiguration(
+            frameSamples: configuration.frameSamples, maximumDelay: configuration.maximumJitterDelayNanoseconds
+        )
+        let undecodable = self.undecodable
+        mixer = StreamMixer(jitterBufferConfiguration: jitter) { _ in
+            (OpusPlayoutDecoder(undecodable: undecodable), ResamplingRateAdjuster.make())
+        }
+    }
+
+    func run(until stop: ManagedAtomic<Bool>) {
+        while !stop.load(ordering: .relaxed) {
+            let now = SystemClock.monotonicNanoseconds()
+            while let packet = inbox.pop() {
+                mixer.insert(
+                    ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
+                    marker: packet.marker, payload: packet.payload, arrivalTime: packet.arrivalTime
+                )
+            }
+            let period = mixer.pull(count: frameSamples, now: now)
+            do {
+                try sink.write(period)
+            } catch {
+                snapshot.withLockIfAvailable { $0.sinkErrors += 1 }
+            }
+            periodsSincePublish += 1
+            if periodsSincePublish >= 10 { publish() }
+        }
+        publish()
+    }
+
+    private func publish() {
+        let streams = mixer.streamStatistics.map(StreamStatistics.init(stream:))
+        let undecodable = undecodable.count
+        let published: Bool? = snapshot.withLockIfAvailable { snapshot in
+            snapshot.streams = streams
+            snapshot.undecodable = undecodable
+            return true
+        }
+        // A reader held the lock: try again next period rather than wait.
+        if published != nil { periodsSincePublish = 0 }
+    }
+}
+
+/// The playback side's view of the call.
+struct PlaybackSnapshot: Sendable {
+    var streams: [StreamStatistics] = []
+    var sinkErrors = 0
+    var undecodable = 0
+}

@@ -1,0 +1,254 @@
+import DequeModule
+
+/// Puts one RTP stream's packets back in order and decides, frame by frame, what to play.
+///
+/// Deterministic: time is only what the caller passes in. The buffer keeps a playout position
+/// (the next sequence number and the media time of the next output frame) and steers the delay
+/// between a frame's fastest expected arrival and its playout towards `targetDelay`:
+/// - the target follows a high quantile of recent relative arrival delays and jumps at once on a late spike;
+/// - too little delay is added at once by concealment or silence frames that do not advance the position;
+/// - too much delay is removed inaudibly: by skipping silence, or during speech by `playoutRateRatio`.
+public struct JitterBuffer: Sendable {
+    private struct PlayoutPosition: Sendable {
+        /// The packet to decode next.
+        var nextSequenceNumber: Int64
+        /// Media time (48 kHz, unwrapped) at which the next output frame starts.
+        var timestamp: Int64
+    }
+
+    /// The tuning this buffer was created with.
+    public let configuration: JitterBufferConfiguration
+    /// Most output the owner queues ahead of a frame when it fetches it (its playout FIFO), in nanoseconds.
+    /// The target includes it so that packets still arrive before their frame is fetched.
+    public var outputQueueAllowance: UInt64 = 0
+
+    private var sequenceNumbers = SequenceUnwrapper<UInt16>()
+    private var timestamps = SequenceUnwrapper<UInt32>()
+    private var packets: Deque<BufferedPacket> = []
+    private var receivedHistory = ReceivedSequenceHistory(capacity: 1_024)
+    private var arrivalDelay: ArrivalDelayEstimator
+    private var networkDelay: NetworkDelayEstimator
+    private var interarrivalJitter = InterarrivalJitterEstimator()
+    private var frameDuration: FrameDurationEstimator
+    private var rateController: PlayoutRateController
+    /// Nil until the first frame is played; until then playout waits at the oldest buffered packet.
+    private var playout: PlayoutPosition?
+    /// Whether the last output continued speech (so a gap should be concealed rather than silenced).
+    private var isInSpeech = false
+    /// Samples concealed since the last real frame.
+    private var concealedRun: Int64 = 0
+    private var lowestSequenceNumber: Int64?
+    private var highestSequenceNumber: Int64?
+    private var counters = JitterBufferStatistics()
+    private var lastDelay: Int64 = 0
+
+    /// Creates an empty buffer.
+    public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration()) {
+        self.configuration = configuration
+        arrivalDelay = ArrivalDelayEstimator(window: configuration.arrivalWindow)
+        networkDelay = NetworkDelayEstimator(
+            quantile: configuration.delayQuantile,
+            historyTimeConstant: configuration.delayHistoryTimeConstant,
+            peakTimeConstant: configuration.peakDelayTimeConstant,
+            largestUsefulDelay: configuration.maximumDelay
+        )
+        frameDuration = FrameDurationEstimator(initialSamples: configuration.frameSamples)
+        rateController = PlayoutRateController(configuration: configuration.rateControl)
+        packets.reserveCapacity(configuration.capacity)
+    }
+
+    /// Source samples to consume per output sample, to shrink delay during speech and absorb clock drift.
+    public var playoutRateRatio: Double { rateController.ratio }
+
+    /// Current frame duration in 48 kHz samples, as learned from the stream.
+    public var frameSamples: Int { Int(frameDuration.samples) }
+
+    /// Packets waiting to be played.
+    public var bufferedPacketCount: Int { packets.count }
+
+    /// Delay of the frame last handed out, from its fastest expected arrival to its playout, in nanoseconds.
+    public var currentDelay: UInt64 { UInt64(max(lastDelay, 0)) }
+
+    /// Delay the buffer steers towards, in nanoseconds.
+    public var targetDelay: UInt64 {
+        let frame = UInt64(frameNanoseconds)
+        let wanted = networkDelay.budget + UInt64(configuration.marginFrames) * frame + outputQueueAllowance
+        return min(max(wanted, configuration.minimumDelay), configuration.maximumDelay)
+    }
+
+    /// Counters and delay measures so far.
+    public var statistics: JitterBufferStatistics {
+        var statistics = counters
+        if let lowestSequenceNumber, let highestSequenceNumber {
+            statistics.lost = max(0, Int(highestSequenceNumber - lowestSequenceNumber + 1) - counters.received)
+        }
+        statistics.currentDelay = currentDelay
+        statistics.targetDelay = targetDelay
+        statistics.interarrivalJitter = interarrivalJitter.jitter
+        return statistics
+    }
+
+    /// Adds a received packet; `now` is its arrival time in nanoseconds of the monotonic clock.
+    public mutating func insert(sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
+        let sequence = sequenceNumbers.unwrap(sequenceNumber)
+        let mediaTimestamp = timestamps.unwrap(timestamp)
+        guard receivedHistory.insert(sequence) else {
+            counters.duplicated += 1
+            return
+        }
+        counters.received += 1
+        lowestSequenceNumber = min(lowestSequenceNumber ?? sequence, sequence)
+        highestSequenceNumber = max(highestSequenceNumber ?? sequence, sequence)
+        frameDuration.record(sequenceNumber: sequence, timestamp: mediaTimestamp)
+        interarrivalJitter.record(timestamp: mediaTimestamp, arrival: now)
+        // Late packets still describe the network, so they update the delay estimate before being dropped.
+        let relativeDelay = arrivalDelay.record(timestampNanoseconds: MediaTime.nanoseconds(samples: mediaTimestamp), arrival: now)
+        networkDelay.record(relativeDelay: relativeDelay, frameDuration: UInt64(frameNanoseconds))
+
+        if let playout, sequence < playout.nextSequenceNumber {
+            counters.late += 1
+            return
+        }
+        if packets.count >= configuration.capacity {
+            packets.removeFirst()
+            counters.late += 1
+        }
+        var index = packets.endIndex
+        while index > packets.startIndex, packets[index - 1].sequenceNumber > sequence {
+            index -= 1
+        }
+        packets.insert(BufferedPacket(sequenceNumber: sequence, timestamp: mediaTimestamp, marker: marker, payload: payload), at: index)
+    }
+
+    /// Decides the next source frame; `now` is when that frame starts playing (nanoseconds, monotonic clock).
+    ///
+    /// Called each time the playout needs more audio, so on average at the sender's frame rate.
+    /// `samples` is the frame's expected length; a decoded packet may render its own length.
+    public mutating func nextFrame(now: UInt64) -> (decision: PlayoutDecision, samples: Int) {
+        let oldestPacket = packets.first.map { PlayoutPosition(nextSequenceNumber: $0.sequenceNumber, timestamp: $0.timestamp) }
+        guard var position = playout ?? oldestPacket else {
+            // Nothing received yet.
+            return (.comfortSilence(samples: frameSamples), frameSamples)
+        }
+        dropOverduePackets(at: &position, now: now)
+        alignWithOldestPacket(&position)
+        lastDelay = delay(ofTimestamp: position.timestamp, at: now)
+        let outcome = decide(&position, delayError: lastDelay - Int64(targetDelay), now: now)
+        // Until the first frame plays, the start waits at whatever packet is oldest by then.
+        if case .decode = outcome.decision {
+            playout = position
+        } else if playout != nil {
+            playout = position
+        }
+        return outcome
+    }
+
+    private var frameNanoseconds: Int64 { MediaTime.nanoseconds(samples: frameDuration.samples) }
+
+    private func delay(ofTimestamp timestamp: Int64, at time: UInt64) -> Int64 {
+        arrivalDelay.delay(ofTimestampNanoseconds: MediaTime.nanoseconds(samples: timestamp), at: time)
+    }
+
+    /// Frames that would play later than the maximum delay are of no use any more: drop them (as late) rather than fall behind.
+    private mutating func dropOverduePackets(at position: inout PlayoutPosition, now: UInt64) {
+        let limit = Int64(configuration.maximumDelay) + frameNanoseconds / 2
+        while let oldest = packets.first, delay(ofTimestamp: min(oldest.timestamp, position.timestamp), at: now) > limit {
+            packets.removeFirst()
+            counters.late += 1
+            position.nextSequenceNumber = max(position.nextSequenceNumber, oldest.sequenceNumber + 1)
+        }
+    }
+
+    private func alignWithOldestPacket(_ position: inout PlayoutPosition) {
+        guard let oldest = packets.first else { return }
+        // Missing frames whose time was already filled by concealment need no more output.
+        if oldest.sequenceNumber > position.nextSequenceNumber, oldest.timestamp <= position.timestamp {
+            position.nextSequenceNumber = oldest.sequenceNumber
+        }
+        // The due frame came after its time was concealed: play it now, stretching the delay instead of dropping speech.
+        if oldest.sequenceNumber == position.nextSequenceNumber, oldest.timestamp < position.timestamp {
+            position.timestamp = oldest.timestamp
+        }
+    }
+
+    private mutating func decide(_ position: inout PlayoutPosition, delayError: Int64, now: UInt64) -> (decision: PlayoutDecision, samples: Int) {
+        let frame = frameDuration.samples
+        var delayError = delayError
+        var excess: Int64 { MediaTime.samples(nanoseconds: delayError) }
+        guard let next = packets.first else {
+            // Nothing buffered: the sender paused, or packets are late or lost.
+            return fill(&position, excess: excess, advanceLimit: .max, preferSilence: false)
+        }
+        // If `next` is not the due packet, the due frame is missing and the frame just before `next`
+        // can be rebuilt from the redundancy (FEC) inside `next`: playout must first get there.
+        let isDue = next.sequenceNumber == position.nextSequenceNumber
+        let gap = (isDue ? next.timestamp : next.timestamp - frame) - position.timestamp
+        if gap > 0 {
+            // Playout has not reached `next` yet: the sender was silent (DTX), or frames are missing before it.
+            let fillsWithSilence = isDue || !canConceal
+            if !fillsWithSilence || frame + excess < gap {
+                return fill(&position, excess: excess, advanceLimit: gap, preferSilence: isDue)
+            }
+            // The rest of this silence is not needed to stay on target: skip it.
+            position.timestamp += gap
+            delayError -= MediaTime.nanoseconds(samples: gap)
+        }
+        let startsTalkSpurt = isDue && next.marker
+        if needsStretch(excess: excess, beforeTalkSpurt: startsTalkSpurt) {
+            return fill(&position, excess: excess, advanceLimit: 0, preferSilence: startsTalkSpurt)
+        }
+        playedRealFrame(delayError: delayError, now: now)
+        if isDue {
+            packets.removeFirst()
+            position = PlayoutPosition(nextSequenceNumber: next.sequenceNumber + 1, timestamp: next.timestamp + frame)
+            return (.decode(payload: next.payload), Int(frame))
+        }
+        let missingSamples = next.timestamp - position.timestamp
+        position = PlayoutPosition(nextSequenceNumber: next.sequenceNumber, timestamp: next.timestamp)
+        counters.recoveredByFEC += 1
+        return (.recoverWithFEC(nextPayload: next.payload, samples: Int(missingSamples)), Int(missingSamples))
+    }
+
+    /// In speech, stretching is audible: do it only for a deficit of over half a frame. In silence, any deficit.
+    private func needsStretch(excess: Int64, beforeTalkSpurt: Bool) -> Bool {
+        if isInSpeech && !beforeTalkSpurt {
+            return excess < -frameDuration.samples / 2
+        }
+        return excess < 0
+    }
+
+    private mutating func playedRealFrame(delayError: Int64, now: UInt64) {
+        isInSpeech = true
+        concealedRun = 0
+        rateController.update(delayError: delayError, now: now)
+    }
+
+    /// Whether a missing frame would be concealed now (speech is going on and has not been concealed for too long).
+    private var canConceal: Bool {
+        let concealmentLimit = MediaTime.samples(nanoseconds: Int64(configuration.maximumConcealment))
+        return isInSpeech && concealedRun + frameDuration.samples <= concealmentLimit
+    }
+
+    /// Emits a frame of concealment or silence, advancing the position by at most `advanceLimit` samples.
+    ///
+    /// Concealment advances by one frame, or not at all to stretch a large deficit. Silence is
+    /// inaudible, so its length and advance are chosen to land the delay on the target exactly.
+    private mutating func fill(_ position: inout PlayoutPosition, excess: Int64, advanceLimit: Int64, preferSilence: Bool) -> (decision: PlayoutDecision, samples: Int) {
+        let frame = frameDuration.samples
+        if canConceal, !preferSilence {
+            concealedRun += frame
+            counters.concealed += 1
+            if excess >= -frame / 2 {
+                position.timestamp += min(frame, advanceLimit)
+            }
+            return (.conceal(samples: Int(frame)), Int(frame))
+        }
+        isInSpeech = false
+        if advanceLimit == 0 {
+            let samples = Int(min(frame, max(-excess, 1)))
+            return (.comfortSilence(samples: samples), samples)
+        }
+        position.timestamp += min(max(frame + excess, 0), advanceLimit)
+        return (.comfortSilence(samples: Int(frame)), Int(frame))
+    }
+}

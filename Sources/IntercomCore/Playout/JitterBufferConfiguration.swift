@@ -1,0 +1,52 @@
+/// Tuning of a `JitterBuffer`. All durations are in nanoseconds.
+public struct JitterBufferConfiguration: Sendable, Equatable {
+    /// Frame duration in 48 kHz samples assumed until the stream's own is learned (480 = 10 ms).
+    public var frameSamples: Int
+    /// Lowest target delay.
+    public var minimumDelay: UInt64
+    /// Highest target delay; frames that would play later than this are dropped.
+    public var maximumDelay: UInt64
+    /// Frames of delay kept above the expected network delay, for reordering and for FEC (the next packet must be there).
+    public var marginFrames: Int
+    /// Fraction of recent packets the target delay must absorb.
+    public var delayQuantile: Double
+    /// Width of the sliding window whose fastest packet defines "on time".
+    public var arrivalWindow: UInt64
+    /// How long the delay histogram remembers, counted in received media.
+    public var delayHistoryTimeConstant: UInt64
+    /// How fast a sudden delay peak is forgotten, counted in received media.
+    public var peakDelayTimeConstant: UInt64
+    /// Longest run of concealment before switching to comfort silence.
+    public var maximumConcealment: UInt64
+    /// Most packets held; the oldest are dropped beyond it.
+    public var capacity: Int
+    /// Tuning of the playout rate controller that shrinks delay during speech and absorbs clock drift.
+    public var rateControl: PlayoutRateController.Configuration
+
+    /// Creates a configuration; see the properties for the meaning of each value.
+    public init(
+        frameSamples: Int = 480,
+        minimumDelay: UInt64 = 0,
+        maximumDelay: UInt64 = 200_000_000,
+        marginFrames: Int = 1,
+        delayQuantile: Double = 0.95,
+        arrivalWindow: UInt64 = 3_000_000_000,
+        delayHistoryTimeConstant: UInt64 = 10_000_000_000,
+        peakDelayTimeConstant: UInt64 = 4_000_000_000,
+        maximumConcealment: UInt64 = 100_000_000,
+        capacity: Int = 256,
+        rateControl: PlayoutRateController.Configuration = PlayoutRateController.Configuration()
+    ) {
+        self.frameSamples = frameSamples
+        self.minimumDelay = minimumDelay
+        self.maximumDelay = maximumDelay
+        self.marginFrames = marginFrames
+        self.delayQuantile = delayQuantile
+        self.arrivalWindow = arrivalWindow
+        self.delayHistoryTimeConstant = delayHistoryTimeConstant
+        self.peakDelayTimeConstant = peakDelayTimeConstant
+        self.maximumConcealment = maximumConcealment
+        self.capacity = capacity
+        self.rateControl = rateControl
+    }
+}

@@ -1,0 +1,68 @@
+/// Turns the playout delay error into a slightly faster or slower playout rate (a PI controller).
+///
+/// This is how delay shrinks during speech and how sender/receiver clock drift is absorbed: the
+/// integral term settles at the drift, the proportional term pulls the delay back to its target.
+/// The ratio stays within ±`maximumDeviation` of 1, small enough to be inaudible.
+public struct PlayoutRateController: Sendable {
+    /// Tuning of the controller; the defaults give a critically damped loop (time constant 20 s) that settles within about two minutes.
+    public struct Configuration: Sendable, Equatable {
+        /// Largest deviation of the ratio from 1 (0.005 = ±0.5 %).
+        public var maximumDeviation: Double
+        /// Ratio change per second of delay error.
+        public var proportionalGain: Double
+        /// Ratio change per second² of delay error integrated over time (the term that learns the clock drift).
+        public var integralGain: Double
+        /// Time constant of the low-pass filter on the delay error, in nanoseconds.
+        public var smoothingTimeConstant: UInt64
+
+        /// Creates a configuration; see the properties for the meaning of each value.
+        public init(
+            maximumDeviation: Double = 0.005,
+            proportionalGain: Double = 0.1,
+            integralGain: Double = 0.0025,
+            smoothingTimeConstant: UInt64 = 500_000_000
+        ) {
+            self.maximumDeviation = maximumDeviation
+            self.proportionalGain = proportionalGain
+            self.integralGain = integralGain
+            self.smoothingTimeConstant = smoothingTimeConstant
+        }
+    }
+
+    /// Longest step integrated at once, so a pause in updates is not mistaken for a long error.
+    private static let longestStep: UInt64 = 100_000_000
+
+    private let configuration: Configuration
+    private var smoothedError: Double = 0
+    private var integral: Double = 0
+    private var lastUpdate: UInt64?
+
+    /// Source samples to consume per output sample: above 1 drains delay, below 1 builds it up.
+    public private(set) var ratio: Double = 1
+
+    /// Creates a controller at ratio 1.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Feeds the delay error (current − target, nanoseconds) measured at `now`, and updates `ratio`.
+    public mutating func update(delayError: Int64, now: UInt64) {
+        let step = lastUpdate.map { now > $0 ? min(now - $0, Self.longestStep) : 0 } ?? 0
+        lastUpdate = now
+        let seconds = Double(step) / 1e9
+        let error = Double(delayError) / 1e9
+        let smoothingSeconds = Double(configuration.smoothingTimeConstant) / 1e9
+        smoothedError += (error - smoothedError) * seconds / (smoothingSeconds + seconds)
+
+        let limit = configuration.maximumDeviation
+        let proportional = configuration.proportionalGain * smoothedError
+        let integrated = integral + smoothedError * seconds
+        // Anti-windup: while the output is pinned at a limit, integrating further would only
+        // build an overshoot (a large delay change is the proportional term's job, not drift).
+        if abs(proportional + configuration.integralGain * integrated) <= limit || abs(integrated) < abs(integral) {
+            integral = integrated
+        }
+        let deviation = proportional + configuration.integralGain * integral
+        ratio = 1 + min(max(deviation, -limit), limit)
+    }
+}

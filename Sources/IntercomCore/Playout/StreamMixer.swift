@@ -1,0 +1,98 @@
+/// The table of incoming streams, one per sender SSRC, mixed into one output.
+///
+/// A stream is created on the first packet of a new SSRC (a peer that restarts comes back with a
+/// new SSRC) and removed once it has received nothing for `idleTimeout` and has nothing left to play.
+/// Not thread-safe: the owner serializes `insert` (network) and `pull` (audio) calls.
+public final class StreamMixer {
+    private struct Entry {
+        let ssrc: UInt32
+        let stream: ReceiveStream
+        var gain: Float = 1
+        var lastArrival: UInt64
+        var level: Float = 0
+    }
+
+    /// How long a stream may receive nothing before it is removed (once it has nothing left to play), in nanoseconds.
+    public let idleTimeout: UInt64
+    private let configuration: JitterBufferConfiguration
+    private let makeDecoderAndAdjuster: (_ ssrc: UInt32) -> (decoder: any FrameDecoder, rateAdjuster: any RateAdjuster)?
+    /// Few peers: a small array keeps the mixing order deterministic and lookups cheap.
+    private var entries: [Entry] = []
+    private var limiter: SoftLimiter
+    private var streamSamples: [Float] = []
+
+    /// Creates an empty mixer; `makeDecoderAndAdjuster` is called for each new SSRC, and may return nil to ignore that stream.
+    public init(
+        jitterBufferConfiguration: JitterBufferConfiguration = JitterBufferConfiguration(),
+        idleTimeout: UInt64 = 5_000_000_000,
+        limiter: SoftLimiter = SoftLimiter(),
+        makeDecoderAndAdjuster: @escaping (_ ssrc: UInt32) -> (decoder: any FrameDecoder, rateAdjuster: any RateAdjuster)?
+    ) {
+        configuration = jitterBufferConfiguration
+        self.idleTimeout = idleTimeout
+        self.limiter = limiter
+        self.makeDecoderAndAdjuster = makeDecoderAndAdjuster
+    }
+
+    /// SSRCs of the streams currently in the table, in order of creation.
+    public var ssrcs: [UInt32] { entries.map(\.ssrc) }
+
+    /// Per stream, in order of creation: SSRC, statistics, RMS level of its last pulled chunk (after gain), playout rate ratio.
+    public var streamStatistics: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] {
+        entries.map { ($0.ssrc, $0.stream.statistics, $0.level, $0.stream.playoutRateRatio) }
+    }
+
+    /// Sets the gain of the stream with this SSRC; ignored when there is no such stream.
+    public func setGain(_ gain: Float, for ssrc: UInt32) {
+        guard let index = entries.firstIndex(where: { $0.ssrc == ssrc }) else { return }
+        entries[index].gain = gain
+    }
+
+    /// Routes a received packet to its stream, creating the stream for a new SSRC.
+    public func insert(ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
+        let index: Int
+        if let existing = entries.firstIndex(where: { $0.ssrc == ssrc }) {
+            index = existing
+        } else {
+            guard let components = makeDecoderAndAdjuster(ssrc) else { return }
+            let stream = ReceiveStream(configuration: configuration, decoder: components.decoder, rateAdjuster: components.rateAdjuster)
+            entries.append(Entry(ssrc: ssrc, stream: stream, lastArrival: now))
+            index = entries.endIndex - 1
+        }
+        entries[index].lastArrival = now
+        entries[index].stream.insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: payload, arrivalTime: now)
+    }
+
+    /// Returns exactly `count` samples: every stream summed with its gain, then soft-limited.
+    public func pull(count: Int, now: UInt64) -> [Float] {
+        var output = [Float](repeating: 0, count: count)
+        output.withUnsafeMutableBufferPointer { pull(into: $0, now: now) }
+        return output
+    }
+
+    /// Fills `output` with the mix; allocates nothing beyond the decoders' output once its scratch buffer has grown to `output.count`.
+    public func pull(into output: UnsafeMutableBufferPointer<Float>, now: UInt64) {
+        entries.removeAll { now > $0.lastArrival && now - $0.lastArrival >= idleTimeout && $0.stream.bufferedPacketCount == 0 }
+        output.update(repeating: 0)
+        if streamSamples.count < output.count {
+            streamSamples = Array(repeating: 0, count: output.count)
+        }
+        for index in entries.indices {
+            let gain = entries[index].gain
+            let stream = entries[index].stream
+            let energy = streamSamples.withUnsafeMutableBufferPointer { scratch in
+                let samples = UnsafeMutableBufferPointer(rebasing: scratch[..<output.count])
+                stream.pull(into: samples, now: now)
+                var energy: Float = 0
+                for sampleIndex in samples.indices {
+                    let sample = samples[sampleIndex] * gain
+                    output[sampleIndex] += sample
+                    energy += sample * sample
+                }
+                return energy
+            }
+            entries[index].level = output.isEmpty ? 0 : (energy / Float(output.count)).squareRoot()
+        }
+        limiter.process(output)
+    }
+}

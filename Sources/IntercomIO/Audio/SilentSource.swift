@@ -1,0 +1,17 @@
+import IntercomDSP
+
+/// A microphone that hears nothing, at the real-time rate: for peers that only listen.
+public final class SilentSource: AudioSource {
+    private var pacer: FramePacer
+    public private(set) var firstSampleTime: UInt64?
+
+    public init(frameSamples: Int) {
+        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+    }
+
+    public func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {
+        if let start = pacer.waitForNextFrame(offset: 1) { firstSampleTime = start }
+        for i in frame.indices { frame[i] = 0 }
+        return false
+    }
+}

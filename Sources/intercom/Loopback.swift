@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import IntercomCall
+import IntercomCore
+import Logging
+
+/// `intercom loopback`: the whole call on one machine, no sound card, no other peer.
+struct Loopback: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Demonstrate a call between two peers in this process, through a simulated network.",
+        discussion: """
+            Peer A speaks --input-file; peer B writes what it hears to --output-file (default loopback-output.wav). Both \
+            talk over loopback UDP through an impairment relay. Profiles: \
+            \(ImpairmentProfile.presets.map(\.name).joined(separator: ", ")), or a list such as \
+            loss=10,jitter=15ms,delay=30ms,seed=1.
+            """
+    )
+
+    @OptionGroup(title: "Audio") var audio: AudioOptions
+
+    @Option(help: "The simulated network between the peers.")
+    var network = "loss10-jitter30"
+
+    @Flag(name: .shortAndLong, help: "Log more.")
+    var verbose = false
+
+    func run() async throws {
+        let logger = makeLogger(verbose: verbose)
+        let profile: ImpairmentProfile
+        if let preset = ImpairmentProfile.preset(named: network) {
+            profile = preset
+        } else {
+            do {
+                profile = try ImpairmentProfile.parse(network)
+            } catch {
+                throw ValidationError("--network: \(error)")
+            }
+        }
+        let encoder = try audio.encoderConfiguration()
+        let input = try audio.inputFile ?? spokenSentence()
+        let outputFile = audio.outputFile ?? "loopback-output.wav"
+        let demo = LoopbackDemo(inputFile: input, outputFile: outputFile, profile: profile, encoder: encoder)
+        print("Calling from \(input) to \(outputFile) through the '\(network)' network…")
+        let report = try await demo.run(logger: logger)
+        let s = report.listener
+        print(String(format: "mouth-to-ear delay   %.1f ms (jitter buffer target %.1f ms)", report.delayMilliseconds, s.targetDelayMs))
+        print(String(format: "output vs input      correlation %.3f", report.correlation))
+        print("network              \(report.relay.received) packets sent, \(report.relay.dropped) lost, \(report.relay.duplicated) duplicated")
+        print("receiver             \(s.received) received, \(s.lost) lost: \(s.recoveredFEC) recovered by FEC, \(s.concealed) concealed; \(s.late) late, \(s.duplicated) duplicates")
+        print("Listen: \(outputFile)")
+    }
+
+    /// A sentence spoken by espeak-ng (installed by scripts/setup) into a temporary file.
+    private func spokenSentence() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("intercom-loopback-\(getpid()).wav").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["espeak-ng", "-w", path,
+                             "This is the intercom loopback demo. Two peers talk through a simulated network, with loss and jitter."]
+        do {
+            try process.run()
+        } catch {
+            throw ValidationError("no --input-file and espeak-ng could not run (\(error)); run scripts/setup or give --input-file")
+        }
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("espeak-ng failed; give --input-file") }
+        return path
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+import IntercomCore
+import IntercomIO
+
+/// `intercom sdp`: describes our stream so that ffmpeg, GStreamer or VLC can listen in.
+struct SessionDescriptionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sdp",
+        abstract: "Print an SDP describing what this peer sends, for other RTP tools.",
+        discussion: """
+            Start the listener with this SDP, then run intercom with --peer pointing at the \
+            listener's address, e.g.:
+              intercom sdp --to 127.0.0.1:5006 > call.sdp
+              ffmpeg -protocol_whitelist file,udp,rtp -i call.sdp out.wav
+              intercom --input-file speech.wav --peer 127.0.0.1:5006
+            """
+    )
+
+    @Option(help: ArgumentHelp("Where the listening tool receives the stream.", valueName: "HOST:PORT"))
+    var to: String = "127.0.0.1:5006"
+
+    @OptionGroup(title: "Audio") var audio: AudioOptions
+
+    func run() throws {
+        let listener: SocketAddress
+        do {
+            listener = try SocketAddress.parse(to, label: "--to")
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let encoder = try audio.encoderConfiguration()
+        var generator = SystemRandomNumberGenerator()
+        let description = SessionDescription(
+            address: listener.host, port: listener.port, payloadType: 96,
+            frameMilliseconds: Double(encoder.frameMilliseconds), bitsPerSecond: encoder.bitrate,
+            usesDiscontinuousTransmission: encoder.discontinuousTransmission,
+            sessionID: UInt64.random(in: 1...UInt64(UInt32.max), using: &generator)
+        )
+        print(description.text, terminator: "")
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import IntercomCall
+import IntercomCore
+import IntercomIO
+import Logging
+
+/// The call itself: what `intercom` with no subcommand runs.
+struct Talk: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Join the call (the default).",
+        discussion: "Sends the microphone (or --input-file) to every peer and plays what they send."
+    )
+
+    @OptionGroup(title: "Audio") var audio: AudioOptions
+    @OptionGroup(title: "Network") var network: NetworkOptions
+    @OptionGroup(title: "Talk") var talk: TalkOptions
+    @OptionGroup(title: "Run") var run: RunOptions
+
+    func run() async throws {
+        let logger = makeLogger(verbose: run.verbose)
+        let configuration = try callConfiguration()
+        if !network.noDiscovery {
+            logger.notice("discovery is not available yet: call peers with --peer HOST:PORT")
+        }
+        let source: AudioSource
+        if let inputFile = audio.inputFile {
+            source = try WAVFileSource(path: inputFile, frameSamples: configuration.frameSamples)
+        } else {
+            logger.notice("no sound card support yet: listening only (give --input-file F.wav to talk)")
+            source = SilentSource(frameSamples: configuration.frameSamples)
+        }
+        let sink: AudioSink = try audio.outputFile.map { path throws(AudioEndpointError) in
+            try WAVFileSink(path: path, frameSamples: configuration.frameSamples)
+        } ?? NullSink(frameSamples: configuration.frameSamples)
+
+        let call = try Call(configuration: configuration, source: source, sink: sink, logger: logger)
+        try await CallRunner(call: call, duration: run.duration, logger: logger).run()
+        if let path = run.statsJSON {
+            try call.statistics().jsonData().write(to: URL(fileURLWithPath: path))
+        }
+    }
+
+    func callConfiguration() throws -> CallConfiguration {
+        var configuration = CallConfiguration()
+        configuration.port = network.port
+        configuration.staticPeers = try network.peer.map { text in
+            do {
+                return try SocketAddress.parse(text, label: "--peer")
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+        if let name = network.name { configuration.name = name }
+        configuration.mode = talk.mode
+        configuration.encoder = try audio.encoderConfiguration()
+        return configuration
+    }
+}
+
+func makeLogger(verbose: Bool) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = verbose ? .debug : .info
+        return handler
+    }
+    return Logger(label: "intercom")
+}

@@ -1,0 +1,110 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    @Suite struct CallBadInputTests {
+        /// Sends raw datagrams to a loopback port from a socket of our own.
+        final class Sender {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            let port: Int
+
+            init(to port: Int) { self.port = port }
+            deinit { close(fd) }
+
+            func send(_ bytes: [UInt8]) {
+                var address = sockaddr_in()
+                address.sin_family = sa_family_t(AF_INET)
+                address.sin_addr.s_addr = inet_addr("127.0.0.1")
+                address.sin_port = UInt16(port).bigEndian
+                _ = withUnsafePointer(to: &address) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+
+        @Test func garbageIsDroppedAndCountedWhileTheCallGoesOn() throws {
+            let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
+            let input = try SpeechFixture.speech(SpeechFixture.sentence)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let output = temporaryPath("garbage-out.wav")
+            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
+            let seconds = Double(input.count) / 48_000 + 1.5
+
+            let listener = try ChildProcess.intercom([
+                "--port", "\(portB)", "--no-discovery", "--output-file", output,
+                "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
+            ])
+            let speaker = try ChildProcess.intercom([
+                "--port", "\(portA)", "--no-discovery", "--peer", "127.0.0.1:\(portB)",
+                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA,
+            ])
+            usleep(300_000)
+            let attacker = Sender(to: portB)
+            var noise = SeededNoise(seed: 99)
+            let valid = RTPPacket(payloadType: 96, sequenceNumber: 1, timestamp: 0, ssrc: 0xBAD, payload: [0xFC, 1, 2, 3]).serialized()
+            var wrongVersion = valid
+            wrongVersion[0] = 0x40
+            var wrongPayloadType = valid
+            wrongPayloadType[1] = 0
+            for round in 0..<400 {
+                // A flood of random bytes from an address nobody invited, and every kind of bad RTP.
+                attacker.send((0..<Int(noise.next() % 300 + 1)).map { _ in UInt8(truncatingIfNeeded: noise.next()) })
+                if round % 4 == 0 {
+                    attacker.send(Array(valid.prefix(7)))  // truncated header
+                    attacker.send(wrongVersion)
+                    attacker.send(wrongPayloadType)
+                    attacker.send([UInt8](repeating: 0x80, count: 4000))  // too large
+                }
+                usleep(2_000)
+            }
+            CallFixtures.expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
+
+            let receiver = try CallFixtures.readStats(statsB)
+            #expect(CallFixtures.dropped(receiver, "malformed") > 50)
+            #expect(CallFixtures.dropped(receiver, "wrong_version") >= 100)
+            #expect(CallFixtures.dropped(receiver, "wrong_payload_type") >= 100)
+            #expect(CallFixtures.dropped(receiver, "too_large") >= 100)
+            let heard = try CallFixtures.readWAV(output)
+            let alignment = CallFixtures.align(
+                input: input, output: heard.samples, senderStats: try CallFixtures.readStats(statsA), receiverStats: receiver
+            )
+            #expect(alignment.correlation > 0.8, "median correlation \(alignment.correlation)")
+        }
+
+        /// One clear line naming the culprit, and a non-zero exit.
+        static func expectCleanFailure(_ arguments: [String], mentioning culprit: String) throws {
+            let process = try ChildProcess.intercom(arguments)
+            let status = process.wait(seconds: 10)
+            #expect(status != nil && status != 0)
+            let errorLines = process.standardError.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+            #expect(errorLines.count == 1, "\(process.standardError)")
+            #expect(errorLines.first?.contains(culprit) == true, "\(process.standardError)")
+        }
+
+        @Test func invalidWAVFileIsNamed() throws {
+            let junk = temporaryPath("junk.wav")
+            try Data("RIFF....WAVEjunk".utf8).write(to: URL(fileURLWithPath: junk))
+            try Self.expectCleanFailure(["--no-discovery", "--port", "\(freeUDPPort())", "--input-file", junk, "--duration", "1"], mentioning: junk)
+            let missing = temporaryPath("missing.wav")
+            try Self.expectCleanFailure(["--no-discovery", "--port", "\(freeUDPPort())", "--input-file", missing, "--duration", "1"], mentioning: missing)
+        }
+
+        @Test func badPeerIsNamed() throws {
+            try Self.expectCleanFailure(["--no-discovery", "--peer", "nonsense:port", "--duration", "1"], mentioning: "nonsense:port")
+            try Self.expectCleanFailure(["--no-discovery", "--peer", "127.0.0.1", "--duration", "1"], mentioning: "127.0.0.1")
+        }
+
+        @Test func portInUseIsNamed() throws {
+            let port = freeUDPPort()
+            let holder = try ChildProcess.intercom(["--no-discovery", "--port", "\(port)", "--duration", "5"])
+            usleep(500_000)
+            try Self.expectCleanFailure(["--no-discovery", "--port", "\(port)", "--duration", "1"], mentioning: "\(port)")
+            holder.signal(SIGTERM)
+            #expect(holder.wait(seconds: 5) == 0)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+/// Tests that run real `intercom` processes in real time, one at a time, so that they do
+/// not compete with each other for the two cores.
+@Suite(.serialized) enum EndToEndTests {}
+
+/// What two-process call tests share: reading outputs and stats, and judging them.
+enum CallFixtures {
+    static func readWAV(_ path: String) throws -> WAVCodec.Audio {
+        try WAVCodec.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+
+    static func readStats(_ path: String) throws -> [String: Any] {
+        let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: path)))
+        return object as? [String: Any] ?? [:]
+    }
+
+    static func int(_ stats: [String: Any], _ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
+    static func double(_ stats: [String: Any], _ key: String) -> Double { (stats[key] as? NSNumber)?.doubleValue ?? -1 }
+    static func dropped(_ stats: [String: Any], _ key: String) -> Int {
+        ((stats["dropped"] as? [String: Any])?[key] as? NSNumber)?.intValue ?? -1
+    }
+
+    /// Where the input shows up in the output, window by window (the jitter buffer may change
+    /// the delay during a call), and the mouth-to-ear delay that implies.
+    struct Alignment {
+        let windows: [SignalAlignment.WindowMatch]
+        /// Median over the windows.
+        let lag: Int
+        let correlation: Double
+        /// The share of windows that match well.
+        let wellMatched: Double
+        let delayMilliseconds: Double
+        let smallestDelayMilliseconds: Double
+        let largestDelayMilliseconds: Double
+    }
+
+    static func align(input: [Float], output: [Float], senderStats: [String: Any], receiverStats: [String: Any]) -> Alignment {
+        let (lags, correlations) = windowsOf(input: input, output: output)
+        let inputStart = Double(int(senderStats, "input_start_ns"))
+        let outputStart = Double(int(receiverStats, "output_start_ns"))
+        func delay(_ lag: Int) -> Double { (outputStart + Double(lag) * 1e9 / 48_000 - inputStart) / 1e6 }
+        let lag = lags.windows.isEmpty ? 0 : lags.sorted[lags.sorted.count / 2]
+        return Alignment(
+            windows: lags.windows, lag: lag, correlation: correlations.median, wellMatched: correlations.wellMatched,
+            delayMilliseconds: delay(lag), smallestDelayMilliseconds: delay(lags.sorted.first ?? 0),
+            largestDelayMilliseconds: delay(lags.sorted.last ?? 0)
+        )
+    }
+
+    /// Window-by-window alignment without timing: for receivers that write no stats.
+    static func windowsOf(input: [Float], output: [Float]) -> (
+        lags: (windows: [SignalAlignment.WindowMatch], sorted: [Int]), correlations: (median: Double, wellMatched: Double)
+    ) {
+        let rough = SignalAlignment.bestLag(of: input, in: output, lags: 0...48_000, window: 3 * 48_000)
+        let windows = SignalAlignment.windowedMatches(of: input, in: output, around: rough.lag, search: 4_800)
+        let correlations = windows.map(\.correlation).sorted()
+        let median = correlations.isEmpty ? 0 : correlations[correlations.count / 2]
+        let wellMatched = correlations.isEmpty ? 0 : Double(correlations.filter { $0 > 0.6 }.count) / Double(correlations.count)
+        return ((windows, windows.map(\.lag).sorted()), (median, wellMatched))
+    }
+
+    /// 10 ms blocks where the input speaks but the aligned output is silent: audible gaps.
+    static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int) {
+        let block = 480
+        let threshold = 0.02
+        var gaps = 0
+        var spoken = 0
+        for start in stride(from: 0, to: input.count - block, by: block) {
+            let window = alignment.windows.last { $0.inputStart <= start }
+            let lag = window.map { start - $0.inputStart < 24_000 ? $0.lag : alignment.lag } ?? alignment.lag
+            guard start + lag >= 0, start + lag + block <= output.count else { continue }
+            let inputLevel = SignalMeasures.rms(input[start..<(start + block)])
+            guard inputLevel > threshold else { continue }
+            spoken += 1
+            let outputLevel = SignalMeasures.rms(output[(start + lag)..<(start + lag + block)])
+            if outputLevel < inputLevel * 0.1 { gaps += 1 }
+        }
+        return (gaps, spoken)
+    }
+
+    /// Runs `processes` to completion, expecting each to exit 0.
+    static func expectClean(_ processes: [(String, ChildProcess)], within seconds: Double) {
+        for (name, process) in processes {
+            let status = process.wait(seconds: seconds)
+            #expect(status == 0, "\(name) exited with \(String(describing: status)): \(process.standardError)")
+        }
+    }
+}

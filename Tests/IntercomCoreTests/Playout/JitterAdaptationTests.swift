@@ -1,0 +1,78 @@
+import IntercomCore
+import Testing
+
+/// 10 s of a steady network (15 ms), 60 s of jitter (30 ± 15 ms), then 90 s steady again.
+struct JitterAdaptationTests {
+    static let steadyDelay = 15 * millisecond
+    static let onset = 1_000
+    static let calm = 7_000
+    static let frames = 16_000
+
+    @Test func targetGrowsAtOnceAndDecaysSlowly() {
+        let packets = FakeSender().packets(slots: Self.frames)
+        let clock = ReceiverClock()
+        let steady = NetworkConditions(baseDelay: Self.steadyDelay, protectedEnds: 0)
+        let jittery = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 30 * millisecond, protectedEnds: 0)
+        let phases = [
+            NetworkRun(packets: Array(packets[..<Self.onset]), conditions: steady, clock: clock, seed: 1),
+            NetworkRun(packets: Array(packets[Self.onset..<Self.calm]), conditions: jittery, clock: clock, seed: 2),
+            NetworkRun(packets: Array(packets[Self.calm...]), conditions: steady, clock: clock, seed: 3),
+        ]
+        let deliveries = phases.flatMap(\.deliveries).sorted { ($0.arrival, $0.packet.index) < ($1.arrival, $1.packet.index) }
+        let configuration = JitterBufferConfiguration()
+        let (stream, decoder) = makeRecordingStream(configuration)
+
+        var targetBeforeOnset: UInt64 = 0
+        var growthChecked = 0
+        var targetAtSecond: [Int: UInt64] = [:]
+        var delayAtSecond: [Int: UInt64] = [:]
+        var lateAtSecond: [Int: Int] = [:]
+        var highestTarget: UInt64 = 0
+        let simulation = PlayoutSimulation()
+        simulation.run(
+            stream, deliveries: deliveries, pulls: Self.frames + 20,
+            afterInsert: { delivery in
+                let index = delivery.packet.index
+                let target = stream.statistics.targetDelay
+                highestTarget = max(highestTarget, target)
+                if index == Self.onset - 1 { targetBeforeOnset = target }
+                // Within the first 20 jittery packets, each one's delay is absorbed at once.
+                if index >= Self.onset, index < Self.onset + 20 {
+                    let relativeDelay = delivery.arrival - clock.reading(atTrueTime: delivery.packet.sendTime) - Self.steadyDelay
+                    let wanted = min(configuration.maximumDelay, relativeDelay + 20 * millisecond)
+                    #expect(target >= wanted, "packet \(index): target \(target), relative delay \(relativeDelay)")
+                    growthChecked += 1
+                }
+            },
+            afterPull: { pull in
+                guard pull.index % 100 == 0 else { return }
+                let statistics = stream.statistics
+                targetAtSecond[pull.index / 100] = statistics.targetDelay
+                delayAtSecond[pull.index / 100] = statistics.currentDelay
+                lateAtSecond[pull.index / 100] = statistics.late
+            }
+        )
+        let onsetSecond = Self.onset / 100
+        let calmSecond = Self.calm / 100
+        #expect(growthChecked == 20)
+        #expect(targetBeforeOnset <= 22 * millisecond)
+        #expect(highestTarget <= configuration.maximumDelay)
+        // Stretched up to the new target within two seconds.
+        #expect(delayAtSecond[onsetSecond + 2]! + 10 * millisecond >= targetAtSecond[onsetSecond + 2]!)
+        // After adapting, hardly any packet comes too late.
+        let lateAfterAdapting = lateAtSecond[calmSecond]! - lateAtSecond[onsetSecond + 2]!
+        #expect(Double(lateAfterAdapting) / Double((calmSecond - onsetSecond - 2) * 100) < 0.005, "late \(lateAfterAdapting)")
+        // Jitter stops: the target stays for seconds and comes down over tens of seconds.
+        let jitteryTarget = targetAtSecond[calmSecond]!
+        #expect(jitteryTarget >= 40 * millisecond)
+        #expect(targetAtSecond[calmSecond + 1]! >= jitteryTarget * 9 / 10)
+        #expect(targetAtSecond[calmSecond + 10]! >= targetBeforeOnset + 10 * millisecond)
+        #expect(targetAtSecond[calmSecond + 60]! <= targetBeforeOnset + 2 * millisecond)
+        // The delay itself follows the target down, without dropping speech.
+        let finalSecond = Self.frames / 100
+        let finalError = Int64(delayAtSecond[finalSecond]!) - Int64(targetAtSecond[finalSecond]!)
+        #expect(abs(finalError) <= Int64(10 * millisecond), "delay \(delayAtSecond[finalSecond]!) target \(targetAtSecond[finalSecond]!)")
+        #expect(decoder.log.decodedIndices.count == Self.frames - stream.statistics.late)
+        #expect(zip(decoder.log.playedIndices, decoder.log.playedIndices.dropFirst()).allSatisfy { $0 < $1 })
+    }
+}
