@@ -40,12 +40,13 @@ public final class Call: @unchecked Sendable {
         let outbox = SPSCRing<[UInt8]>(capacity: 64)
         let inbox = SPSCRing<ReceivedPacket>(capacity: 256)
         let captureCounters = CaptureCounters()
+        let echoReference = EchoReference(frameSamples: configuration.frameSamples)
         let poller = poller
         capture = try CapturePipeline(
-            source: source, configuration: configuration, stream: stream, outbox: outbox,
-            counters: captureCounters, wakeNetwork: { poller.wake() }
+            source: source, configuration: configuration, stream: stream, echoReference: echoReference,
+            outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
         )
-        playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox)
+        playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
             outbox: outbox, inbox: inbox, capture: captureCounters

@@ -19,8 +19,16 @@ public struct CallConfiguration: Sendable {
     public var encoder = OpusEncoderConfiguration()
     /// The RTP payload type of our Opus stream (dynamic range, RFC 3551).
     public var payloadType: UInt8 = 96
-    /// The preprocessor's settings; VOX uses its voice activity detector.
+    /// Cancel the echo of our speaker in our microphone (live audio only).
+    public var echoCancellation = true
+    /// The longest echo path the canceller models: device buffers plus room reverberation.
+    public var echoTailMilliseconds = 150
+    /// Denoise, AGC and residual-echo suppression settings for live audio; VOX uses its
+    /// voice activity detector in any case.
     public var preprocessor = PreprocessorConfiguration()
+    /// Whether the microphone is live (a sound card) rather than a file. A file is sent as
+    /// it is: there is no echo to cancel and no room noise to remove.
+    public var liveInput = false
     /// How often RTCP reports and hellos go to each peer.
     public var reportIntervalNanoseconds: UInt64 = 1_000_000_000
     /// A learned peer silent for this long has left.

@@ -3,15 +3,19 @@ import IntercomCore
 import IntercomDSP
 import IntercomIO
 
-/// The send path, run frame by frame on the capture thread: microphone → voice activity →
-/// talk gate → Opus → RTP → outbox ring for the network thread.
+/// The send path, run frame by frame on the capture thread: microphone → echo canceller →
+/// preprocessor (denoise, AGC, residual echo, voice activity) → talk gate → Opus → RTP →
+/// outbox ring for the network thread.
 ///
 /// Nothing here waits on the network or a lock: the outbox refuses packets when full.
 final class CapturePipeline {
     private let source: AudioSource
     private let encoder: OpusEncoder
-    /// Present in VOX mode, where its voice activity detector drives the gate.
-    private let voiceDetector: Preprocessor?
+    /// Present for live input with echo cancellation on.
+    private let echoCanceller: EchoCanceller?
+    private let echoReference: EchoReference
+    /// Present for live input, or in VOX mode, where its voice activity detector drives the gate.
+    private let preprocessor: Preprocessor?
     private var gate = VoiceActivityGate()
     private let mode: TalkMode
     private var stream: OutgoingStream
@@ -19,30 +23,38 @@ final class CapturePipeline {
     private let outbox: SPSCRing<[UInt8]>
     private let wakeNetwork: () -> Void
     private var frame: [Int16]
+    private let frameNanoseconds: UInt64
     let counters: CaptureCounters
 
     init(
-        source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream,
+        source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
         outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
     ) throws {
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
         mode = configuration.mode
-        if mode == .vox {
-            var detector = configuration.preprocessor
-            detector.denoise = false
-            detector.automaticGainControl = false
-            detector.voiceActivityDetection = true
-            voiceDetector = try Preprocessor(frameSamples: configuration.frameSamples, configuration: detector)
-        } else {
-            voiceDetector = nil
+        self.echoReference = echoReference
+        let frameSamples = configuration.frameSamples
+        echoCanceller = configuration.liveInput && configuration.echoCancellation
+            ? try EchoCanceller(frameSamples: frameSamples, tailMilliseconds: configuration.echoTailMilliseconds)
+            : nil
+        var cleaning = configuration.preprocessor
+        cleaning.voiceActivityDetection = mode == .vox
+        if !configuration.liveInput {
+            cleaning.denoise = false
+            cleaning.automaticGainControl = false
         }
+        let needed = cleaning.denoise || cleaning.automaticGainControl || cleaning.voiceActivityDetection || echoCanceller != nil
+        preprocessor = needed
+            ? try Preprocessor(frameSamples: frameSamples, configuration: cleaning, echoCanceller: echoCanceller)
+            : nil
         self.stream = stream
         payloadType = configuration.payloadType
         self.outbox = outbox
         self.counters = counters
         self.wakeNetwork = wakeNetwork
         frame = [Int16](repeating: 0, count: configuration.frameSamples)
+        frameNanoseconds = UInt64(configuration.frameSamples) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.
@@ -58,11 +70,16 @@ final class CapturePipeline {
 
     private func captureOneFrame() throws {
         let hasAudio = try source.read(into: &frame)
+        let captureTime = SystemClock.monotonicNanoseconds() - frameNanoseconds - source.delayNanoseconds
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
+        if let echoCanceller {
+            frame = try echoCanceller.cancel(capture: frame, reference: echoReference.reference(capturedAt: captureTime))
+        }
+        let speech = try preprocessor?.process(&frame) ?? true
         counters.level.store(peakLevel(frame), ordering: .relaxed)
-        let talking = hasAudio && shouldTransmit(now: SystemClock.monotonicNanoseconds())
+        let talking = hasAudio && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
         counters.talking.store(talking, ordering: .relaxed)
 
         var payload: ArraySlice<UInt8> = []
@@ -87,11 +104,10 @@ final class CapturePipeline {
         }
     }
 
-    private func shouldTransmit(now: UInt64) -> Bool {
+    private func shouldTransmit(speech: Bool, now: UInt64) -> Bool {
         switch mode {
         case .open: return true
         case .vox:
-            let speech = (try? voiceDetector?.process(&frame)) ?? false
             return gate.isOpen(speech: speech, now: now)
         case .ptt:
             // The talk key arrives with the terminal and button inputs; until one is wired

@@ -17,8 +17,11 @@ final class PlaybackPipeline {
     /// Figures for other threads; the playback thread only ever *tries* this lock.
     let snapshot = Mutex(PlaybackSnapshot())
 
-    init(sink: AudioSink, configuration: CallConfiguration, inbox: SPSCRing<ReceivedPacket>) throws {
+    private let echoReference: EchoReference
+
+    init(sink: AudioSink, configuration: CallConfiguration, inbox: SPSCRing<ReceivedPacket>, echoReference: EchoReference) throws {
         self.sink = sink
+        self.echoReference = echoReference
         self.inbox = inbox
         frameSamples = configuration.frameSamples
         let jitter = JitterBufferConfiguration(
@@ -40,6 +43,7 @@ final class PlaybackPipeline {
                 )
             }
             let period = mixer.pull(count: frameSamples, now: now)
+            echoReference.played(period, at: SystemClock.monotonicNanoseconds() + sink.delayNanoseconds)
             do {
                 try sink.write(period)
             } catch {

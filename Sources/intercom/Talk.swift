@@ -52,8 +52,8 @@ struct Talk: AsyncParsableCommand {
             }
         }
         if let name = network.name { configuration.name = name }
-        configuration.mode = talk.mode
-        configuration.encoder = try audio.encoderConfiguration()
+        try talk.apply(to: &configuration)
+        try audio.apply(to: &configuration)
         return configuration
     }
 }

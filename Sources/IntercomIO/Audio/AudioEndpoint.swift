@@ -8,6 +8,9 @@ public protocol AudioSource: AnyObject {
     func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool
     /// CLOCK_REALTIME nanoseconds at which the first sample was captured, once known.
     var firstSampleTime: UInt64? { get }
+    /// Audio captured after the frame just read and still waiting in the device, in
+    /// nanoseconds: the frame began that much (plus its own length) before `read` returned.
+    var delayNanoseconds: UInt64 { get }
 }
 
 /// Where received audio goes: a sound card, a file, or nowhere.
@@ -17,6 +20,8 @@ public protocol AudioSink: AnyObject {
     func write(_ frame: [Float]) throws(AudioEndpointError)
     /// CLOCK_REALTIME nanoseconds at which the first sample was played, once known.
     var firstSampleTime: UInt64? { get }
+    /// How long from now until a frame written next starts to be heard, in nanoseconds.
+    var delayNanoseconds: UInt64 { get }
     /// Finishes the output (a file's header is completed); further writes are ignored.
     func close()
 }

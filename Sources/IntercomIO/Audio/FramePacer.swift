@@ -11,6 +11,14 @@ struct FramePacer {
         frameNanoseconds = UInt64(frameSamples) * 1_000_000_000 / UInt64(sampleRate)
     }
 
+    /// Time until the next frame is due; zero before the first.
+    func nanosecondsUntilNextFrame(offset: UInt64) -> UInt64 {
+        guard let start else { return 0 }
+        let due = start + (frames + offset) * frameNanoseconds
+        let now = SystemClock.monotonicNanoseconds()
+        return due > now ? due - now : 0
+    }
+
     /// Sleeps until frame number `frames` is due, `offset` frames after the start, and counts it.
     /// The first call starts the clock and returns the CLOCK_REALTIME time of that start.
     mutating func waitForNextFrame(offset: UInt64) -> UInt64? {

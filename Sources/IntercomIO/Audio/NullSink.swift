@@ -5,6 +5,9 @@ public final class NullSink: AudioSink {
     private var pacer: FramePacer
     public private(set) var firstSampleTime: UInt64?
 
+    /// A frame written now is heard when the pacer releases it.
+    public var delayNanoseconds: UInt64 { pacer.nanosecondsUntilNextFrame(offset: 0) }
+
     public init(frameSamples: Int) {
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
     }

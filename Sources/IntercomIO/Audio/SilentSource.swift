@@ -5,6 +5,9 @@ public final class SilentSource: AudioSource {
     private var pacer: FramePacer
     public private(set) var firstSampleTime: UInt64?
 
+    /// Frames are handed over the moment they are complete: nothing waits behind them.
+    public var delayNanoseconds: UInt64 { 0 }
+
     public init(frameSamples: Int) {
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
     }

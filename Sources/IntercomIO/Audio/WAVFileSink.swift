@@ -16,6 +16,9 @@ public final class WAVFileSink: AudioSink {
     private let framesPerHeaderUpdate: Int
     public private(set) var firstSampleTime: UInt64?
 
+    /// A frame written now is heard when the pacer releases it.
+    public var delayNanoseconds: UInt64 { pacer.nanosecondsUntilNextFrame(offset: 0) }
+
     public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
         self.path = path
         do {

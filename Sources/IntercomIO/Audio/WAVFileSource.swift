@@ -11,6 +11,9 @@ public final class WAVFileSource: AudioSource {
     private var pacer: FramePacer
     public private(set) var firstSampleTime: UInt64?
 
+    /// Frames are handed over the moment they are complete: nothing waits behind them.
+    public var delayNanoseconds: UInt64 { 0 }
+
     public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
         self.path = path
         let audio: WAVCodec.Audio

@@ -1,0 +1,102 @@
+/// Lines up what the speaker played with what the microphone captured, for the echo
+/// canceller, by time rather than by order of arrival.
+///
+/// The playback thread reports each frame with the time it starts to be heard; the capture
+/// thread asks for the reference of each microphone frame by the time its first sample was
+/// captured. Samples are placed on one continuous timeline, so the two threads waking in
+/// either order never shifts the reference by a frame: a canceller fed a reference whose
+/// delay jumps has to learn the echo path again. The read position advances by exactly one
+/// frame per microphone frame and re-syncs only when it drifts past `resyncSamples` (a
+/// device restart, an underrun), so timestamp noise never reaches the canceller.
+public struct EchoReferenceTimeline: Sendable {
+    public let frameSamples: Int
+    public let sampleRate: Int
+    /// How much earlier than the capture time the reference is taken, so that it still leads
+    /// the echo when the devices' reported delays are a little off.
+    public let safetyMarginSamples: Int
+    public let resyncSamples: Int
+    private let capacity: Int
+
+    /// Samples from timeline index `firstIndex` on.
+    private var samples: [Int16] = []
+    private var firstIndex: Int64 = 0
+    /// The timeline's clock: index `anchorIndex` is heard at `anchorTime`.
+    private var anchorIndex: Int64 = 0
+    private var anchorTime: UInt64?
+    private var nextWriteIndex: Int64 = 0
+    private var readIndex: Int64?
+
+    /// Times the read position jumped to follow the devices.
+    public private(set) var resyncs = 0
+
+    public init(
+        frameSamples: Int, sampleRate: Int = 48_000, safetyMarginMilliseconds: Int = 10,
+        resyncMilliseconds: Int = 8, capacityMilliseconds: Int = 1_000
+    ) {
+        self.frameSamples = frameSamples
+        self.sampleRate = sampleRate
+        safetyMarginSamples = sampleRate / 1000 * safetyMarginMilliseconds
+        resyncSamples = sampleRate / 1000 * resyncMilliseconds
+        capacity = sampleRate / 1000 * capacityMilliseconds
+    }
+
+    /// Records a frame the speaker plays from `playTime` (monotonic nanoseconds) on.
+    public mutating func played(_ frame: [Int16], at playTime: UInt64) {
+        guard let anchorTime else {
+            anchor(index: nextWriteIndex, time: playTime)
+            append(frame)
+            return
+        }
+        let expected = Int64(anchorTime) + nanoseconds(nextWriteIndex - anchorIndex)
+        let slip = Int64(playTime) - expected
+        if slip > nanoseconds(Int64(resyncSamples)) {
+            // The speaker paused (an underrun, a device restart): the gap was silent.
+            append([Int16](repeating: 0, count: min(capacity, Int(samples(slip)))))
+            anchor(index: nextWriteIndex, time: playTime)
+        } else if -slip > nanoseconds(Int64(resyncSamples)) {
+            anchor(index: nextWriteIndex, time: playTime)
+        }
+        append(frame)
+    }
+
+    /// The reference for a microphone frame whose first sample was captured at `captureTime`:
+    /// what the speaker played from slightly before then. Silence where nothing was played.
+    public mutating func reference(capturedAt captureTime: UInt64) -> [Int16] {
+        var output = [Int16](repeating: 0, count: frameSamples)
+        guard let anchorTime else { return output }
+        let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples)
+        if readIndex == nil || abs(ideal - readIndex!) > Int64(resyncSamples) {
+            if readIndex != nil { resyncs += 1 }
+            readIndex = ideal
+        }
+        let start = readIndex!
+        for i in 0..<frameSamples {
+            let position = Int(start + Int64(i) - firstIndex)
+            if position >= 0, position < samples.count { output[i] = samples[position] }
+        }
+        readIndex = start + Int64(frameSamples)
+        dropBefore(start - Int64(resyncSamples) - Int64(frameSamples))
+        return output
+    }
+
+    private mutating func anchor(index: Int64, time: UInt64) {
+        anchorIndex = index
+        anchorTime = time
+    }
+
+    private mutating func append(_ frame: [Int16]) {
+        samples += frame
+        nextWriteIndex += Int64(frame.count)
+        if samples.count > capacity { dropBefore(nextWriteIndex - Int64(capacity)) }
+    }
+
+    private mutating func dropBefore(_ index: Int64) {
+        let count = Int(min(max(0, index - firstIndex), Int64(samples.count)))
+        guard count > 0 else { return }
+        samples.removeFirst(count)
+        firstIndex += Int64(count)
+    }
+
+    private func nanoseconds(_ samples: Int64) -> Int64 { samples * 1_000_000_000 / Int64(sampleRate) }
+    private func samples(_ nanoseconds: Int64) -> Int64 { nanoseconds * Int64(sampleRate) / 1_000_000_000 }
+}

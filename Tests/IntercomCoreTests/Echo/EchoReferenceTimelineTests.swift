@@ -1,0 +1,66 @@
+import IntercomCore
+import Testing
+
+@Suite struct EchoReferenceTimelineTests {
+    /// Frames whose samples are their own timeline positions, so tests can read where a
+    /// reference came from. Frame j plays at j × 10 ms (+ an offset).
+    static func frame(_ index: Int) -> [Int16] { (0..<480).map { Int16(truncatingIfNeeded: index * 480 + $0) } }
+    static let period: UInt64 = 10_000_000
+    static let base: UInt64 = 1_000_000_000
+
+    /// Each row: the order in which the two threads act in each period (P = playback
+    /// reports a frame, C = capture asks for one) and jitter on their timestamps. Whatever
+    /// the order and jitter, consecutive references must be consecutive samples.
+    static let rows: [(name: String, pattern: [String], jitter: [Int64])] = [
+        ("playback first", ["PC"], [0]),
+        ("capture first", ["CP"], [0]),
+        ("alternating order", ["PC", "CP", "CP", "PC"], [0]),
+        ("timestamp noise of ±2 ms", ["PC", "CP"], [0, 2_000_000, -2_000_000, 1_000_000, -1_500_000]),
+    ]
+
+    @Test(arguments: rows)
+    func referenceStaysContinuousWhateverTheThreadOrder(row: (name: String, pattern: [String], jitter: [Int64])) {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        var played = 0
+        var references: [[Int16]] = []
+        for period in 0..<300 {
+            let jitter = row.jitter[period % row.jitter.count]
+            for action in row.pattern[period % row.pattern.count] {
+                if action == "P" {
+                    timeline.played(Self.frame(played), at: Self.base + UInt64(played) * Self.period)
+                    played += 1
+                } else {
+                    // The microphone frame captured one period ago.
+                    let captured = Int64(Self.base) + Int64(period) * Int64(Self.period) - Int64(Self.period) + jitter
+                    references.append(timeline.reference(capturedAt: UInt64(captured)))
+                }
+            }
+        }
+        let settled = references.dropFirst(5)
+        for (previous, next) in zip(settled, settled.dropFirst()) {
+            #expect(Int(next[0]) &- Int(previous[479]) == 1 || (previous[479] == 32767 && next[0] == -32768), "\(row.name)")
+        }
+        #expect(timeline.resyncs == 0, "\(row.name)")
+        // The reference is what was played the safety margin before the capture time.
+        let last = references.last!
+        let capturedAt = 299 - 1
+        let expectedStart = (capturedAt * 480 - timeline.safetyMarginSamples)
+        #expect(Int(UInt16(bitPattern: last[0])) == expectedStart & 0xFFFF, "\(row.name)")
+    }
+
+    @Test func aPauseInPlaybackIsSilenceAndTheReadPositionFollows() {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        for j in 0..<50 { timeline.played(Self.frame(j), at: Self.base + UInt64(j) * Self.period) }
+        // Playback stalls for 200 ms, then continues on the wall clock.
+        for j in 50..<100 { timeline.played(Self.frame(j), at: Self.base + UInt64(j + 20) * Self.period) }
+        let duringGap = timeline.reference(capturedAt: Self.base + 55 * Self.period)
+        #expect(duringGap.allSatisfy { $0 == 0 })
+        let after = timeline.reference(capturedAt: Self.base + 80 * Self.period)
+        #expect(after.contains { $0 != 0 })
+    }
+
+    @Test func nothingPlayedGivesSilence() {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        #expect(timeline.reference(capturedAt: Self.base).allSatisfy { $0 == 0 })
+    }
+}
