@@ -79,8 +79,9 @@ public struct JitterBuffer: Sendable {
     /// Counters and delay measures so far.
     public var statistics: JitterBufferStatistics {
         var statistics = counters
+        statistics.lost = lostBeforeRestart
         if let lowestSequenceNumber, let highestSequenceNumber {
-            statistics.lost = max(0, Int(highestSequenceNumber - lowestSequenceNumber + 1) - counters.received)
+            statistics.lost += max(0, Int(highestSequenceNumber - lowestSequenceNumber + 1) - (counters.received - receivedBeforeRestart))
         }
         statistics.currentDelay = currentDelay
         statistics.targetDelay = targetDelay
@@ -88,10 +89,41 @@ public struct JitterBuffer: Sendable {
         return statistics
     }
 
+    /// Sequence numbers further than this from the playout point mean the sender started over
+    /// (RFC 3550's MAX_DROPOUT).
+    static let restartDistance: Int64 = 3000
+    private var restartCandidate: Int64?
+    private var lostBeforeRestart = 0
+    private var receivedBeforeRestart = 0
+
+    /// Forgets the stream but keeps the counters.
+    private mutating func restart() {
+        let kept = counters
+        let lost = statistics.lost
+        self = JitterBuffer(configuration: configuration)
+        counters = kept
+        lostBeforeRestart = lost
+        receivedBeforeRestart = kept.received
+    }
+
     /// Adds a received packet; `now` is its arrival time in nanoseconds of the monotonic clock.
     public mutating func insert(sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
         let sequence = sequenceNumbers.unwrap(sequenceNumber)
         let mediaTimestamp = timestamps.unwrap(timestamp)
+        if let playout, abs(sequence - playout.nextSequenceNumber) > Self.restartDistance {
+            // Two packets in a row this far from the playout point: the sender started its
+            // numbering over under the same SSRC. Start over too, rather than drop every
+            // packet as late for good or wait out a gap of thousands of frames.
+            guard restartCandidate == sequence - 1 else {
+                restartCandidate = sequence
+                counters.late += 1
+                return
+            }
+            restart()
+            insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: payload, arrivalTime: now)
+            return
+        }
+        restartCandidate = nil
         guard receivedHistory.insert(sequence) else {
             counters.duplicated += 1
             return
