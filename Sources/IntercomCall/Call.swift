@@ -16,6 +16,8 @@ public final class Call: @unchecked Sendable {
     private let network: NetworkLoop
     private let sink: AudioSink
     private let logger: Logger
+    /// Discovery's reports; its thread is the one producer.
+    private let directory = SPSCRing<PeerDirectoryChange>(capacity: 256)
     private let stopAudio = ManagedAtomic<Bool>(false)
     private let stopNetwork = ManagedAtomic<Bool>(false)
     private var threads: [JoinableThread] = []
@@ -49,7 +51,7 @@ public final class Call: @unchecked Sendable {
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
-            outbox: outbox, inbox: inbox, capture: captureCounters
+            outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory
         )
     }
 
@@ -67,6 +69,12 @@ public final class Call: @unchecked Sendable {
             "port": "\(localPort)", "ssrc": "\(ssrc)", "peers": "\(configuration.staticPeers.map(\.description))",
             "mode": "\(configuration.mode.rawValue)",
         ])
+    }
+
+    /// Tells the call about a peer that discovery found or lost. Call it from one thread
+    /// only (the discovery thread); it never blocks.
+    public func discovered(_ change: PeerDirectoryChange) {
+        if directory.push(change) { poller.wake() }
     }
 
     /// Leaves the call: audio threads first (the last frame is sent), then the network

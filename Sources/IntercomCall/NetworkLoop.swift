@@ -14,6 +14,9 @@ final class NetworkLoop {
     private let outbox: SPSCRing<[UInt8]>
     private let inbox: SPSCRing<ReceivedPacket>
     private let capture: CaptureCounters
+    private let directory: SPSCRing<PeerDirectoryChange>
+    /// Discovered peers by service name, to find them again when they leave.
+    private var discoveredAddresses: [String: SocketAddress] = [:]
     let counters = NetworkCounters()
     /// The peers and link figures, published for status displays and the stats file.
     let snapshot = Mutex(NetworkSnapshot())
@@ -33,8 +36,10 @@ final class NetworkLoop {
 
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
-        outbox: SPSCRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters
+        outbox: SPSCRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters,
+        directory: SPSCRing<PeerDirectoryChange>
     ) {
+        self.directory = directory
         self.socket = socket
         self.poller = poller
         self.configuration = configuration
@@ -56,11 +61,30 @@ final class NetworkLoop {
                 nextReport = now + configuration.reportIntervalNanoseconds
             }
             _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))
+            applyDirectoryChanges()
             receiveAll()
             sendQueuedAudio()
         }
         sendQueuedAudio()
         sendGoodbye()
+    }
+
+    // MARK: Discovery
+
+    private func applyDirectoryChanges() {
+        let now = SystemClock.monotonicNanoseconds()
+        while let change = directory.pop() {
+            switch change {
+            case .appeared(let name, let address):
+                if let previous = discoveredAddresses[name], previous != address { peers.saidGoodbye(previous) }
+                discoveredAddresses[name] = address
+                peers.add(address, origin: .discovered, now: now)
+                peers.update(address) { if $0.name == nil { $0.name = name } }
+            case .disappeared(let name):
+                guard let address = discoveredAddresses.removeValue(forKey: name) else { continue }
+                peers.saidGoodbye(address)
+            }
+        }
     }
 
     // MARK: Receiving
@@ -259,6 +283,14 @@ final class NetworkLoop {
         }
         snapshot.withLock { $0.peers = rows }
     }
+}
+
+/// A change in the peers that discovery sees, handed to the network thread.
+public enum PeerDirectoryChange: Sendable {
+    /// A peer's service (by name) resolved to this address.
+    case appeared(name: String, address: SocketAddress)
+    /// The service said goodbye or vanished from the LAN.
+    case disappeared(name: String)
 }
 
 /// The network side's view of the call, as displays and the stats file show it.

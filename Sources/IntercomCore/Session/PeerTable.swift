@@ -14,6 +14,9 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
         public var protocolVersion: Int?
         public var lastHeard: UInt64?
         public var talking = false
+        /// When the peer entered the table (monotonic ns): a discovered peer that never
+        /// answers is dropped a keepalive timeout after this.
+        public var added: UInt64 = 0
     }
 
     /// How long a learned peer may stay silent before it is dropped.
@@ -30,9 +33,9 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
     public var addresses: [Address] { Array(peers.keys) }
 
     /// Adds a peer to call; an address already known keeps its state.
-    public mutating func add(_ address: Address, origin: Origin) {
+    public mutating func add(_ address: Address, origin: Origin, now: UInt64 = 0) {
         guard peers[address] == nil, peers.count < capacity else { return }
-        peers[address] = Peer(address: address, origin: origin)
+        peers[address] = Peer(address: address, origin: origin, added: now)
     }
 
     /// Records that `address` was heard from at `now`, learning it when it is new.
@@ -41,7 +44,7 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
     public mutating func heard(from address: Address, now: UInt64) -> Bool {
         if peers[address] == nil {
             guard peers.count < capacity else { return false }
-            peers[address] = Peer(address: address, origin: .learned)
+            peers[address] = Peer(address: address, origin: .learned, added: now)
         }
         peers[address]!.lastHeard = now
         return true
@@ -64,10 +67,12 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
         }
     }
 
-    /// Drops learned peers not heard from within the keepalive timeout; returns them.
+    /// Drops learned and discovered peers not heard from within the keepalive timeout (a
+    /// peer that died without a word); returns them. Configured peers stay.
     public mutating func expire(now: UInt64) -> [Peer] {
         let silent = peers.values.filter { peer in
-            peer.origin == .learned && now - (peer.lastHeard ?? 0) > keepaliveTimeout
+            let since = max(peer.lastHeard ?? 0, peer.added)
+            return peer.origin != .configured && now > since && now - since > keepaliveTimeout
         }
         for peer in silent { peers[peer.address] = nil }
         return silent

@@ -58,3 +58,16 @@ import Testing
         #expect(table.peers["learned"] == nil)
     }
 }
+
+@Suite struct DiscoveredPeerTests {
+    @Test func aDiscoveredPeerThatNeverAnswersOrFallsSilentIsDropped() {
+        var table = PeerTable<String>(keepaliveTimeout: 5_000)
+        table.add("quiet", origin: .discovered, now: 1_000)
+        table.add("talker", origin: .discovered, now: 1_000)
+        table.heard(from: "talker", now: 5_000)
+        let first = table.expire(now: 6_500)
+        #expect(first.map(\.address) == ["quiet"])
+        let second = table.expire(now: 10_001)
+        #expect(second.map(\.address) == ["talker"])
+    }
+}
