@@ -1,0 +1,124 @@
+/// What the talk-mode screen shows, independent of any terminal.
+public struct StatusScreen: Sendable, Equatable {
+    public struct Peer: Sendable, Equatable {
+        public enum State: String, Sendable { case found, connected, talking }
+        public var name: String
+        public var address: String
+        public var state: State
+        /// Peak level of what we hear from the peer, 0…1.
+        public var level: Double
+        public var lossPercent: Double
+        public var jitterMilliseconds: Double
+        public var delayMilliseconds: Double
+        public var volume: Double
+
+        public init(
+            name: String, address: String, state: State, level: Double, lossPercent: Double,
+            jitterMilliseconds: Double, delayMilliseconds: Double, volume: Double = 1
+        ) {
+            self.name = name
+            self.address = address
+            self.state = state
+            self.level = level
+            self.lossPercent = lossPercent
+            self.jitterMilliseconds = jitterMilliseconds
+            self.delayMilliseconds = delayMilliseconds
+            self.volume = volume
+        }
+
+        /// A plain word for the link: what a person can act on.
+        public var quality: String {
+            if lossPercent >= 10 || jitterMilliseconds >= 40 || delayMilliseconds >= 200 { return "poor" }
+            if lossPercent >= 3 || jitterMilliseconds >= 15 || delayMilliseconds >= 100 { return "fair" }
+            return "good"
+        }
+    }
+
+    public var name: String
+    public var address: String
+    public var mode: TalkMode
+    public var transmitting: Bool
+    public var muted: Bool
+    /// Peak level of our microphone, 0…1.
+    public var microphoneLevel: Double
+    public var peers: [Peer]
+    public var keyHelp: String
+    /// One line of news (a warning, a peer that left), shown until replaced.
+    public var notice: String?
+
+    public init(
+        name: String, address: String, mode: TalkMode, transmitting: Bool, muted: Bool,
+        microphoneLevel: Double, peers: [Peer], keyHelp: String, notice: String? = nil
+    ) {
+        self.name = name
+        self.address = address
+        self.mode = mode
+        self.transmitting = transmitting
+        self.muted = muted
+        self.microphoneLevel = microphoneLevel
+        self.peers = peers
+        self.keyHelp = keyHelp
+        self.notice = notice
+    }
+
+    /// The screen as lines no wider than `width` columns, with ANSI colour only if `colour`.
+    /// Each line leads with its short status word, so a narrow terminal cuts the details.
+    public func render(width: Int, colour: Bool) -> [String] {
+        let width = max(width, 20)
+        let style = Style(enabled: colour)
+        var lines: [String] = []
+        let tx = muted ? ("MUTED", style.dim("MUTED")) : transmitting ? (" TX ", style.inverseRed(" TX ")) : (" rx ", style.dim(" rx "))
+        lines.append(line(tx, "intercom  \(name)  \(address)  mode \(mode.rawValue)", width: width))
+        lines.append(line(("mic", "mic"), meter(microphoneLevel, width: min(30, width - 6)), width: width))
+        lines.append(String(repeating: "─", count: width))
+        if peers.isEmpty {
+            lines.append(fit("no peers yet: waiting for discovery or --peer", width: width))
+        }
+        for peer in peers {
+            let state = peer.state.rawValue
+            lines.append(line((state, peer.state == .talking ? style.green(state) : state), "\(peer.name)  \(peer.address)", width: width))
+            let word = peer.quality
+            let painted = word == "good" ? style.green(word) : word == "fair" ? style.yellow(word) : style.red(word)
+            let figures = meter(peer.level, width: 10)
+                + " loss \(format(peer.lossPercent))%  jitter \(format(peer.jitterMilliseconds)) ms  delay \(format(peer.delayMilliseconds)) ms"
+            lines.append("  " + line((word, painted), figures, width: width - 2))
+        }
+        lines.append(String(repeating: "─", count: width))
+        if let notice { lines.append(fit(notice, width: width)) }
+        lines.append(fit(keyHelp, width: width))
+        return lines
+    }
+
+    /// A short token (plain, painted) and then as much of `rest` as fits.
+    private func line(_ token: (plain: String, painted: String), _ rest: String, width: Int) -> String {
+        let room = width - token.plain.count - 2
+        return room > 1 ? token.painted + "  " + fit(rest, width: room) : fit(token.plain, width: width)
+    }
+
+    private func meter(_ level: Double, width: Int) -> String {
+        let cells = max(1, width)
+        let filled = Int((min(max(level, 0), 1) * Double(cells)).rounded())
+        return "[" + String(repeating: "#", count: filled) + String(repeating: " ", count: cells - filled) + "]"
+    }
+
+    private func format(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(abs(tenths % 10))"
+    }
+
+    /// Cuts text to `width` columns, marking the cut.
+    private func fit(_ text: String, width: Int) -> String {
+        guard width > 1 else { return "" }
+        return text.count <= width ? text : String(text.prefix(width - 1)) + "…"
+    }
+
+    private struct Style {
+        let enabled: Bool
+        func paint(_ text: String, _ code: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+        func green(_ text: String) -> String { paint(text, "32") }
+        func yellow(_ text: String) -> String { paint(text, "33") }
+        func red(_ text: String) -> String { paint(text, "31") }
+        func dim(_ text: String) -> String { paint(text, "2") }
+        func inverseRed(_ text: String) -> String { paint(text, "1;41;97") }
+    }
+}

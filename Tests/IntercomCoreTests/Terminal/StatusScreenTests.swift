@@ -1,0 +1,52 @@
+import IntercomCore
+import Testing
+
+@Suite struct StatusScreenTests {
+    static let screen = StatusScreen(
+        name: "ana@laptop", address: "10.77.0.1:5004", mode: .ptt, transmitting: true, muted: false,
+        microphoneLevel: 0.5,
+        peers: [
+            .init(name: "bo@desk", address: "10.77.0.2:5004", state: .talking, level: 0.3, lossPercent: 0.4,
+                  jitterMilliseconds: 2.25, delayMilliseconds: 41),
+            .init(name: "pi@door", address: "10.77.0.3:5004", state: .connected, level: 0, lossPercent: 12,
+                  jitterMilliseconds: 30, delayMilliseconds: 80),
+        ],
+        keyHelp: "space: talk  m: mute  +/-: volume  q: quit"
+    )
+
+    @Test func rendersAKnownStateToText() {
+        let expected = [
+            " TX   intercom  ana@laptop  10.77.0.1:5004  mode ptt",
+            "mic  [###############               ]",
+            String(repeating: "─", count: 60),
+            "talking  bo@desk  10.77.0.2:5004",
+            "  good  [###       ] loss 0.4%  jitter 2.3 ms  delay 41.0 ms",
+            "connected  pi@door  10.77.0.3:5004",
+            "  poor  [          ] loss 12.0%  jitter 30.0 ms  delay 80.0…",
+            String(repeating: "─", count: 60),
+            "space: talk  m: mute  +/-: volume  q: quit",
+        ]
+        #expect(Self.screen.render(width: 60, colour: false) == expected)
+    }
+
+    @Test(arguments: [20, 32, 45])
+    func fitsNarrowTerminals(width: Int) {
+        for line in Self.screen.render(width: width, colour: false) {
+            #expect(line.count <= width, "\(line.count) > \(width): \(line)")
+        }
+    }
+
+    @Test func colourOnlyWhenAsked() {
+        #expect(Self.screen.render(width: 80, colour: false).allSatisfy { !$0.contains("\u{1B}") })
+        #expect(Self.screen.render(width: 80, colour: true).contains { $0.contains("\u{1B}[") })
+    }
+
+    @Test func theQualityWordFollowsTheFigures() {
+        var peer = Self.screen.peers[0]
+        #expect(peer.quality == "good")
+        peer.lossPercent = 5
+        #expect(peer.quality == "fair")
+        peer.jitterMilliseconds = 50
+        #expect(peer.quality == "poor")
+    }
+}
