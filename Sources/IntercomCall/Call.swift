@@ -71,6 +71,27 @@ public final class Call: @unchecked Sendable {
         ])
     }
 
+    /// Push-to-talk: whether the talk key or button is held now. Any thread; never blocks.
+    public func setTalkKey(held: Bool) {
+        capture.counters.talkKeyHeld.store(held, ordering: .relaxed)
+    }
+
+    /// Mutes or unmutes our microphone, whatever the talk mode.
+    public func setMuted(_ muted: Bool) {
+        capture.counters.muted.store(muted, ordering: .relaxed)
+    }
+
+    /// Whether we are sending audio now.
+    public var isTransmitting: Bool { capture.counters.talking.load(ordering: .relaxed) }
+
+    /// Peak level of our microphone's last frame, 0…1.
+    public var microphoneLevel: Double { Double(capture.counters.level.load(ordering: .relaxed)) / 32768 }
+
+    /// Sets how loud one peer's stream plays (1 = as sent). Call from one thread only.
+    public func setVolume(_ gain: Float, ssrc: UInt32) {
+        playback.gains.push((ssrc, gain))
+    }
+
     /// Tells the call about a peer that discovery found or lost. Call it from one thread
     /// only (the discovery thread); it never blocks.
     public func discovered(_ change: PeerDirectoryChange) {

@@ -79,7 +79,8 @@ final class CapturePipeline {
         }
         let speech = try preprocessor?.process(&frame) ?? true
         counters.level.store(peakLevel(frame), ordering: .relaxed)
-        let talking = hasAudio && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
+        let talking = hasAudio && !counters.muted.load(ordering: .relaxed)
+            && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
         counters.talking.store(talking, ordering: .relaxed)
 
         var payload: ArraySlice<UInt8> = []
@@ -110,9 +111,7 @@ final class CapturePipeline {
         case .vox:
             return gate.isOpen(speech: speech, now: now)
         case .ptt:
-            // The talk key arrives with the terminal and button inputs; until one is wired
-            // in, push-to-talk never transmits.
-            return false
+            return counters.talkKeyHeld.load(ordering: .relaxed)
         }
     }
 
@@ -127,6 +126,9 @@ final class CaptureCounters: Sendable {
     let outboxFull = ManagedAtomic<Int>(0)
     let errors = ManagedAtomic<Int>(0)
     let talking = ManagedAtomic<Bool>(false)
+    /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
+    let talkKeyHeld = ManagedAtomic<Bool>(false)
+    let muted = ManagedAtomic<Bool>(false)
     /// Peak of the last frame, 0...32768.
     let level = ManagedAtomic<Int>(0)
     let firstSampleTime = ManagedAtomic<UInt64>(0)

@@ -18,6 +18,8 @@ final class PlaybackPipeline {
     let snapshot = Mutex(PlaybackSnapshot())
 
     private let echoReference: EchoReference
+    /// Volume changes per peer stream, from the user interface.
+    let gains = SPSCRing<(ssrc: UInt32, gain: Float)>(capacity: 32)
 
     init(sink: AudioSink, configuration: CallConfiguration, inbox: SPSCRing<ReceivedPacket>, echoReference: EchoReference) throws {
         self.sink = sink
@@ -36,6 +38,7 @@ final class PlaybackPipeline {
     func run(until stop: ManagedAtomic<Bool>) {
         while !stop.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
+            while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
             while let packet = inbox.pop() {
                 mixer.insert(
                     ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,

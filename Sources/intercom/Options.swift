@@ -2,6 +2,7 @@ import ArgumentParser
 import IntercomCall
 import IntercomCore
 import IntercomDSP
+import IntercomIO
 
 /// Where sound comes from and goes to, and how it is coded.
 struct AudioOptions: ParsableArguments {
@@ -92,15 +93,37 @@ struct NetworkOptions: ParsableArguments {
 
 /// When this peer transmits.
 struct TalkOptions: ParsableArguments {
-    @Option(help: "When to transmit: open (always), vox (on speech) or ptt (while the talk key is held).")
-    var mode: TalkMode = .open
+    @Option(help: "When to transmit: ptt (while the talk key is held), vox (on speech) or open (always). Default: ptt at a terminal or with --ptt-device, open otherwise (files, scripts).")
+    var mode: TalkMode?
+
+    @Option(name: .customLong("ptt-device"), help: ArgumentHelp("Talk button from this evdev device (a foot switch, a spare keyboard).", valueName: "/dev/input/eventN"))
+    var pttDevice: String?
+
+    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("The --ptt-device key that talks, by name (space, KEY_F13, BTN_0) or code.", valueName: "NAME"))
+    var pttKey = "space"
+
+    @Option(name: .customLong("ptt-max-seconds"), help: "The longest a held (or stuck) talk key transmits.")
+    var pttMaxSeconds = 120.0
+
+    @Flag(name: .customLong("ptt-latch"), help: "Tap the talk key to start talking, tap again to stop.")
+    var pttLatch = false
+
+    @Option(name: .customLong("ptt-hold-ms"), help: "Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay).")
+    var pttHoldMilliseconds = 650
 
     @Option(name: .customLong("vox-threshold"), help: "Speech probability (percent) that opens the VOX gate.")
     var voxThreshold = 80
 
-    func apply(to configuration: inout CallConfiguration) throws {
+    /// The mode in force: the one asked for, else push-to-talk where there is a key to hold.
+    func effectiveMode(interactive: Bool, fileInput: Bool) -> TalkMode {
+        mode ?? ((interactive && !fileInput) || pttDevice != nil ? .ptt : .open)
+    }
+
+    func apply(to configuration: inout CallConfiguration, interactive: Bool, fileInput: Bool) throws {
         guard (1...99).contains(voxThreshold) else { throw ValidationError("--vox-threshold \(voxThreshold) is outside 1...99") }
-        configuration.mode = mode
+        guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
+        guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
+        configuration.mode = effectiveMode(interactive: interactive, fileInput: fileInput)
         configuration.preprocessor.vadStartProbability = voxThreshold
         configuration.preprocessor.vadContinueProbability = max(1, voxThreshold - 15)
     }
@@ -119,3 +142,28 @@ struct RunOptions: ParsableArguments {
 }
 
 extension TalkMode: ExpressibleByArgument {}
+
+extension TalkOptions {
+    /// The interface's settings for the push-to-talk choices.
+    func interfaceOptions() -> TalkInterface.Options {
+        var options = TalkInterface.Options()
+        options.maximumTransmitNanoseconds = UInt64(pttMaxSeconds * 1e9)
+        let hold = UInt64(pttHoldMilliseconds) * 1_000_000
+        if pttLatch {
+            options.terminalStyle = .latch(initialDelayTimeout: hold, repeatTimeout: 150_000_000)
+        }
+        // Otherwise nil: exact where the terminal speaks the kitty protocol, else auto-repeat.
+        return options
+    }
+
+    /// The evdev talk button, opened, if one was asked for.
+    func button() throws -> (device: EvdevDevice, keyCode: UInt16)? {
+        guard let pttDevice else { return nil }
+        guard let code = EvdevKeyEvents.keyCode(named: pttKey) else { throw ValidationError("--ptt-key '\(pttKey)' is not a key name or code") }
+        do {
+            return (try EvdevDevice(path: pttDevice), code)
+        } catch {
+            throw ValidationError("--ptt-device \(error)")
+        }
+    }
+}

@@ -18,8 +18,10 @@ struct Talk: AsyncParsableCommand {
     @OptionGroup(title: "Run") var run: RunOptions
 
     func run() async throws {
-        let logger = makeLogger(verbose: run.verbose)
-        let configuration = try callConfiguration()
+        let interactive = Terminal.isInteractive
+        // The status screen owns the terminal: only errors may be logged over it.
+        let logger = makeLogger(verbose: run.verbose, quiet: interactive)
+        let configuration = try callConfiguration(interactive: interactive)
         if !network.noDiscovery {
             logger.notice("discovery is not available yet: call peers with --peer HOST:PORT")
         }
@@ -35,13 +37,16 @@ struct Talk: AsyncParsableCommand {
         } ?? NullSink(frameSamples: configuration.frameSamples)
 
         let call = try Call(configuration: configuration, source: source, sink: sink, logger: logger)
-        try await CallRunner(call: call, duration: run.duration, logger: logger).run()
+        let interface = TalkInterface(
+            call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
+        )
+        try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run()
         if let path = run.statsJSON {
             try call.statistics().jsonData().write(to: URL(fileURLWithPath: path))
         }
     }
 
-    func callConfiguration() throws -> CallConfiguration {
+    func callConfiguration(interactive: Bool) throws -> CallConfiguration {
         var configuration = CallConfiguration()
         configuration.port = network.port
         configuration.staticPeers = try network.peer.map { text in
@@ -52,16 +57,16 @@ struct Talk: AsyncParsableCommand {
             }
         }
         if let name = network.name { configuration.name = name }
-        try talk.apply(to: &configuration)
+        try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil)
         try audio.apply(to: &configuration)
         return configuration
     }
 }
 
-func makeLogger(verbose: Bool) -> Logger {
+func makeLogger(verbose: Bool, quiet: Bool = false) -> Logger {
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = verbose ? .debug : .info
+        handler.logLevel = quiet ? .error : verbose ? .debug : .info
         return handler
     }
     return Logger(label: "intercom")

@@ -5,7 +5,7 @@ public struct StatusScreen: Sendable, Equatable {
         public var name: String
         public var address: String
         public var state: State
-        /// Peak level of what we hear from the peer, 0…1.
+        /// Level of what we hear from the peer, as a meter position 0…1 (`meterLevel`).
         public var level: Double
         public var lossPercent: Double
         public var jitterMilliseconds: Double
@@ -39,7 +39,7 @@ public struct StatusScreen: Sendable, Equatable {
     public var mode: TalkMode
     public var transmitting: Bool
     public var muted: Bool
-    /// Peak level of our microphone, 0…1.
+    /// Level of our microphone, as a meter position 0…1 (`meterLevel`).
     public var microphoneLevel: Double
     public var peers: [Peer]
     public var keyHelp: String
@@ -59,6 +59,32 @@ public struct StatusScreen: Sendable, Equatable {
         self.peers = peers
         self.keyHelp = keyHelp
         self.notice = notice
+    }
+
+    /// Where an amplitude (0…1, full scale 1) sits on a level meter: −50 dBFS and below is
+    /// empty, full scale is full, like the meters people know from mixing desks.
+    public static func meterLevel(amplitude: Double) -> Double {
+        guard amplitude > 0 else { return 0 }
+        return min(1, max(0, 1 + 20 * log10Approximation(amplitude) / 50))
+    }
+
+    /// log10 without Foundation, which the core does not import.
+    private static func log10Approximation(_ x: Double) -> Double {
+        var exponent = 0.0
+        var mantissa = x
+        while mantissa >= 10 { mantissa /= 10; exponent += 1 }
+        while mantissa < 1 { mantissa *= 10; exponent -= 1 }
+        // ln(m)/ln(10) for m in [1, 10) by the series of atanh.
+        let y = (mantissa - 1) / (mantissa + 1)
+        var term = y
+        var sum = 0.0
+        var n = 1.0
+        while abs(term) > 1e-12 {
+            sum += term / n
+            term *= y * y
+            n += 2
+        }
+        return exponent + 2 * sum / 2.302585092994046
     }
 
     /// The screen as lines no wider than `width` columns, with ANSI colour only if `colour`.

@@ -41,6 +41,14 @@ import Testing
         #expect(Self.screen.render(width: 80, colour: true).contains { $0.contains("\u{1B}[") })
     }
 
+    @Test func metersReadInDecibels() {
+        #expect(StatusScreen.meterLevel(amplitude: 1) == 1)
+        #expect(abs(StatusScreen.meterLevel(amplitude: 0.1) - 0.6) < 1e-9)
+        #expect(abs(StatusScreen.meterLevel(amplitude: 0.01) - 0.2) < 1e-9)
+        #expect(StatusScreen.meterLevel(amplitude: 1e-6) == 0)
+        #expect(StatusScreen.meterLevel(amplitude: 0) == 0)
+    }
+
     @Test func theQualityWordFollowsTheFigures() {
         var peer = Self.screen.peers[0]
         #expect(peer.quality == "good")

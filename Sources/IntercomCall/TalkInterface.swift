@@ -1,0 +1,168 @@
+import Atomics
+import Glibc
+import IntercomCore
+import IntercomIO
+
+/// Talk mode's user interface, on its own thread: reads the keyboard (and an evdev talk
+/// button), runs the push-to-talk state machine, and shows the call on the status screen,
+/// or as plain lines when standard output is not a terminal.
+public final class TalkInterface: @unchecked Sendable {
+    public struct Options: Sendable {
+        /// The push-to-talk style for the terminal's talk key; nil picks the kitty protocol's
+        /// exact press and release where the terminal has it, else auto-repeat detection.
+        public var terminalStyle: PushToTalk.Style?
+        public var talkKey: Character = " "
+        public var maximumTransmitNanoseconds: UInt64 = 120_000_000_000
+        public var colour = Terminal.supportsColour
+
+        public init() {}
+    }
+
+    private let call: Call
+    private let options: Options
+    private let terminal: Terminal?
+    private let buttonDevice: EvdevDevice?
+    private var buttonEvents: EvdevKeyEvents?
+    private var terminalTalk: PushToTalk
+    private var buttonTalk: PushToTalk
+    private var parser = TerminalInputParser()
+    private var muted = false
+    private var selectedPeer = 0
+    private var volumes: [UInt32: Float] = [:]
+    private var notice: String?
+    private var lastDrawn: [String] = []
+    private var lastPlainLine = ""
+    private var thread: JoinableThread?
+    private let stopping = ManagedAtomic<Bool>(false)
+    /// Set when the user pressed the quit key.
+    public let quitRequested = ManagedAtomic<Bool>(false)
+
+    public init(call: Call, options: Options, terminal: Terminal?, button: (device: EvdevDevice, keyCode: UInt16)?) {
+        self.call = call
+        self.options = options
+        self.terminal = terminal
+        buttonDevice = button?.device
+        buttonEvents = button.map { EvdevKeyEvents(keyCode: $0.keyCode) }
+        terminalTalk = PushToTalk(style: options.terminalStyle ?? .defaultAutoRepeat, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+        buttonTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+    }
+
+    /// Takes over the terminal and starts the interface thread.
+    public func start() throws {
+        if let terminal {
+            try terminal.enter()
+            if options.terminalStyle == nil {
+                let exact = terminal.enableKeyEventTypes()
+                terminalTalk = PushToTalk(style: exact ? .exact : .defaultAutoRepeat, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+                notice = exact ? "talk key: exact press and release (kitty keyboard protocol)" : "talk key: held while it repeats"
+            }
+        }
+        thread = try JoinableThread(name: "interface") { [self] in run() }
+    }
+
+    /// Stops the thread and gives the terminal back as it was.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        thread?.join()
+        thread = nil
+        terminal?.restore()
+    }
+
+    private func run() {
+        var nextDraw: UInt64 = 0
+        while !stopping.load(ordering: .relaxed) {
+            let bytes = terminal?.read(timeoutMilliseconds: 10) ?? []
+            if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + 10_000_000) }
+            let now = SystemClock.monotonicNanoseconds()
+            for event in parser.feed(bytes) { handle(event, now: now) }
+            if bytes.isEmpty { for event in parser.flushLoneEscape() { handle(event, now: now) } }
+            if let buttonDevice, buttonEvents != nil {
+                for event in buttonEvents!.feed(buttonDevice.readAvailable()) { buttonTalk.handle(event, now: now) }
+            }
+            terminalTalk.tick(now: now)
+            buttonTalk.tick(now: now)
+            call.setTalkKey(held: terminalTalk.isTransmitting || buttonTalk.isTransmitting)
+            if now >= nextDraw {
+                show(screen())
+                nextDraw = now + 100_000_000
+            }
+        }
+    }
+
+    private func handle(_ event: TerminalInputParser.Event, now: UInt64) {
+        guard case .key(let key, let modifiers, let type) = event else { return }
+        if key == .character(options.talkKey) {
+            switch type {
+            case .press: terminalTalk.handle(.press, now: now)
+            case .repeat: terminalTalk.handle(.repeat, now: now)
+            case .release: terminalTalk.handle(.release, now: now)
+            }
+            return
+        }
+        guard type != .release else { return }
+        switch key {
+        case .character("q"), .character("Q"):
+            quitRequested.store(true, ordering: .relaxed)
+        case .character("c") where modifiers.contains(.control):
+            quitRequested.store(true, ordering: .relaxed)
+        case .character("m"), .character("M"):
+            muted.toggle()
+            call.setMuted(muted)
+        case .up: selectedPeer = max(0, selectedPeer - 1)
+        case .down: selectedPeer += 1
+        case .character("+"), .character("="): changeVolume(by: 1.25)
+        case .character("-"): changeVolume(by: 0.8)
+        default: break
+        }
+    }
+
+    private func changeVolume(by factor: Float) {
+        let peers = call.statistics().peers.filter { $0.ssrc != nil }
+        guard !peers.isEmpty, let ssrc = peers[min(selectedPeer, peers.count - 1)].ssrc else { return }
+        let volume = min(4, max(0.05, (volumes[ssrc] ?? 1) * factor))
+        volumes[ssrc] = volume
+        call.setVolume(volume, ssrc: ssrc)
+    }
+
+    private func screen() -> StatusScreen {
+        let statistics = call.statistics()
+        let streams = Dictionary(statistics.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
+        let peers = statistics.peers.map { peer -> StatusScreen.Peer in
+            let stream = peer.ssrc.flatMap { streams[$0] }
+            let heard = (stream?.received ?? 0) + (stream?.lost ?? 0)
+            let state: StatusScreen.Peer.State = peer.talking || (stream?.level ?? 0) > 0.01
+                ? .talking : peer.secondsSinceHeard != nil ? .connected : .found
+            return StatusScreen.Peer(
+                name: peer.name ?? peer.address, address: peer.address, state: state, level: StatusScreen.meterLevel(amplitude: stream?.level ?? 0),
+                lossPercent: heard > 0 ? Double(stream?.lost ?? 0) * 100 / Double(heard) : 0,
+                jitterMilliseconds: stream?.jitterMs ?? peer.reportedJitterMilliseconds ?? 0,
+                delayMilliseconds: stream?.currentDelayMs ?? 0, volume: Double(peer.ssrc.flatMap { volumes[$0] } ?? 1)
+            )
+        }
+        let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
+        return StatusScreen(
+            name: call.configuration.name, address: "port \(call.localPort)", mode: call.configuration.mode,
+            transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
+            keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: notice
+        )
+    }
+
+    private func show(_ screen: StatusScreen) {
+        if let terminal {
+            let lines = screen.render(width: terminal.size.columns, colour: options.colour)
+            if lines != lastDrawn {
+                terminal.draw(lines)
+                lastDrawn = lines
+            }
+        } else {
+            // Not a terminal: a plain line whenever who is there or who talks changes.
+            let peers = screen.peers.map { "\($0.name) \($0.state.rawValue) \($0.quality)" }.joined(separator: ", ")
+            let line = "\(screen.transmitting ? "TX" : "rx") peers: \(peers.isEmpty ? "none" : peers)"
+            if line != lastPlainLine {
+                print(line)
+                fflush(nil)
+                lastPlainLine = line
+            }
+        }
+    }
+}

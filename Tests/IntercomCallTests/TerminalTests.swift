@@ -1,0 +1,82 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// `intercom` in a real terminal emulator (tmux), driven by keys, read from the screen.
+    @Suite struct TerminalTests {
+        /// A tmux server of the test's own (its own socket), stopped by its PID.
+        final class Tmux {
+            let socket = temporaryPath("tmux.sock")
+
+            func run(_ arguments: [String]) throws -> String {
+                spawnAndWait(["tmux", "-S", socket] + arguments).output
+            }
+
+            func screen(_ target: String) throws -> String { try run(["capture-pane", "-p", "-t", target]) }
+
+            deinit {
+                if let pid = try? run(["display-message", "-p", "#{pid}"]).trimmingCharacters(in: .whitespacesAndNewlines),
+                   let value = Int32(pid) {
+                    kill(value, SIGTERM)
+                }
+                try? FileManager.default.removeItem(atPath: socket)
+            }
+        }
+
+        @Test func holdingTheTalkKeySendsAndLettingGoStops() throws {
+            let speechFile = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let output = temporaryPath("ptt-out.wav")
+            let stats = temporaryPath("ptt-b.json")
+            let listener = try ChildProcess.intercom([
+                "--port", "\(portB)", "--no-discovery", "--output-file", output, "--duration", "14", "--stats-json", stats,
+                "--name", "bo@desk",
+            ])
+            let tmux = Tmux()
+            let command = "\(ChildProcess.intercomPath) --no-discovery --port \(portA) --peer 127.0.0.1:\(portB) --input-file \(speechFile.path) --mode ptt --name ana@laptop --duration 20; echo EXITED $?; sleep 30"
+            _ = try tmux.run(["new-session", "-d", "-s", "ptt", "-x", "80", "-y", "20", command])
+            usleep(2_500_000)
+            let idle = try tmux.screen("ptt")
+            #expect(idle.contains("ana@laptop") && idle.contains("mode ptt"), "\(idle)")
+            #expect(idle.contains("bo@desk"), "the peer is not on the screen:\n\(idle)")
+            #expect(idle.contains(" rx "), "\(idle)")
+
+            // Hold space for two seconds, as a terminal reports it: a press, then repeats.
+            let held = Date()
+            _ = try tmux.run(["send-keys", "-t", "ptt", " "])
+            usleep(400_000)
+            var transmitting = try tmux.screen("ptt")
+            while Date().timeIntervalSince(held) < 2 {
+                _ = try tmux.run(["send-keys", "-t", "ptt", " "])
+                usleep(30_000)
+                if Date().timeIntervalSince(held) > 1 && !transmitting.contains(" TX ") { transmitting = try tmux.screen("ptt") }
+            }
+            let released = Date()
+            #expect(transmitting.contains(" TX "), "no TX while the key was held:\n\(transmitting)")
+            usleep(1_000_000)
+            let after = try tmux.screen("ptt")
+            #expect(after.contains(" rx "), "still transmitting a second after the key was let go:\n\(after)")
+
+            _ = try tmux.run(["send-keys", "-t", "ptt", "q"])
+            usleep(1_500_000)
+            let closed = try tmux.screen("ptt")
+            #expect(closed.contains("EXITED 0"), "\(closed)")
+            #expect(!closed.contains("mode ptt"), "the status screen is still shown after quitting:\n\(closed)")
+            #expect(listener.wait(seconds: 20) == 0, "\(listener.standardError)")
+
+            // What B heard: speech while the key was held (plus at most the hold timeout), silence otherwise.
+            let heard = try CallFixtures.readWAV(output).samples
+            let receiver = try CallFixtures.readStats(stats)
+            let outputStart = Double(CallFixtures.int(receiver, "output_start_ns")) / 1e9
+            let heldFrom = held.timeIntervalSince1970 - outputStart
+            let heldUntil = released.timeIntervalSince1970 - outputStart
+            let blocks = SignalMeasures.blockRMS(heard, block: 4_800)  // 100 ms
+            let loud = blocks.indices.filter { blocks[$0] > 0.005 }.map { Double($0) / 10 }
+            #expect(!loud.isEmpty)
+            #expect(loud.allSatisfy { $0 >= heldFrom - 0.2 && $0 <= heldUntil + 1.0 }, "sound outside the hold \(heldFrom)…\(heldUntil): \(loud)")
+            #expect(Double(loud.count) / 10 > 1.0, "only \(loud.count) loud blocks while holding for 2 s")
+        }
+    }
+}
