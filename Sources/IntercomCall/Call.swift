@@ -44,11 +44,11 @@ public final class Call: @unchecked Sendable {
         let captureCounters = CaptureCounters()
         let echoReference = EchoReference(frameSamples: configuration.frameSamples)
         let poller = poller
+        playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(
             source: source, configuration: configuration, stream: stream, echoReference: echoReference,
-            outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
+            localTones: playback.localTones, outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
         )
-        playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
             outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory

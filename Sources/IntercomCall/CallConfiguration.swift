@@ -16,6 +16,8 @@ public struct CallConfiguration: Sendable {
         return PeerID.random(using: &generator)
     }()
     public var mode: TalkMode = .open
+    /// Short tones at both ends when a transmission starts and ends (push-to-talk and VOX).
+    public var talkTones = false
     public var encoder = OpusEncoderConfiguration()
     /// The RTP payload type of our Opus stream (dynamic range, RFC 3551).
     public var payloadType: UInt8 = 96

@@ -24,12 +24,19 @@ final class CapturePipeline {
     private let wakeNetwork: () -> Void
     private var frame: [Int16]
     private let frameNanoseconds: UInt64
+    private let talkTones: Bool
+    private let localTones: SPSCRing<[Float]>
+    /// Tone samples still to mix into outgoing frames.
+    private var pendingTone: ArraySlice<Float> = []
+    private var gateWasOpen = false
     let counters: CaptureCounters
 
     init(
         source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
-        outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
+        localTones: SPSCRing<[Float]>, outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
     ) throws {
+        talkTones = configuration.talkTones && configuration.mode != .open
+        self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
         mode = configuration.mode
@@ -79,8 +86,13 @@ final class CapturePipeline {
         }
         let speech = try preprocessor?.process(&frame) ?? true
         counters.level.store(peakLevel(frame), ordering: .relaxed)
-        let talking = hasAudio && !counters.muted.load(ordering: .relaxed)
+        let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
             && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
+        if talkTones && gateOpen != gateWasOpen { announce(starting: gateOpen) }
+        gateWasOpen = gateOpen
+        // After the gate closes, the end tone still goes out.
+        let talking = gateOpen || !pendingTone.isEmpty
+        if !pendingTone.isEmpty { mixPendingTone(silenceSpeech: !gateOpen) }
         counters.talking.store(talking, ordering: .relaxed)
 
         var payload: ArraySlice<UInt8> = []
@@ -103,6 +115,24 @@ final class CapturePipeline {
         } else {
             counters.outboxFull.wrappingIncrement(ordering: .relaxed)
         }
+    }
+
+    /// Queues the start or end tone for the far end, and hands it to the playback thread
+    /// for our own speaker.
+    private func announce(starting: Bool) {
+        let tone = starting ? TalkTones.start() : TalkTones.end()
+        pendingTone = tone[...]
+        localTones.push(tone)
+    }
+
+    private func mixPendingTone(silenceSpeech: Bool) {
+        let count = min(frame.count, pendingTone.count)
+        for i in 0..<frame.count {
+            let speech = silenceSpeech ? 0 : float(fromInt16: frame[i])
+            let tone = i < count ? pendingTone[pendingTone.startIndex + i] : 0
+            frame[i] = int16(fromFloat: speech + tone)
+        }
+        pendingTone = pendingTone.dropFirst(count)
     }
 
     private func shouldTransmit(speech: Bool, now: UInt64) -> Bool {

@@ -18,6 +18,9 @@ final class PlaybackPipeline {
     let snapshot = Mutex(PlaybackSnapshot())
 
     private let echoReference: EchoReference
+    /// Talk tones for our own speaker, from the capture thread.
+    let localTones = SPSCRing<[Float]>(capacity: 8)
+    private var playingTone: ArraySlice<Float> = []
     /// Volume changes per peer stream, from the user interface.
     let gains = SPSCRing<(ssrc: UInt32, gain: Float)>(capacity: 32)
 
@@ -45,7 +48,13 @@ final class PlaybackPipeline {
                     marker: packet.marker, payload: packet.payload, arrivalTime: packet.arrivalTime
                 )
             }
-            let period = mixer.pull(count: frameSamples, now: now)
+            var period = mixer.pull(count: frameSamples, now: now)
+            if playingTone.isEmpty, let tone = localTones.pop() { playingTone = tone[...] }
+            if !playingTone.isEmpty {
+                let count = min(period.count, playingTone.count)
+                for i in 0..<count { period[i] = max(-1, min(1, period[i] + playingTone[playingTone.startIndex + i])) }
+                playingTone = playingTone.dropFirst(count)
+            }
             echoReference.played(period, at: SystemClock.monotonicNanoseconds() + sink.delayNanoseconds)
             do {
                 try sink.write(period)

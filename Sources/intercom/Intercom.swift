@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import IntercomCall
 
 @main
 struct Intercom: AsyncParsableCommand {
@@ -9,7 +11,35 @@ struct Intercom: AsyncParsableCommand {
             With no subcommand, intercom joins the call in talk mode. Peers are found on the \
             LAN by mDNS, or named with --peer HOST:PORT.
             """,
-        subcommands: [Talk.self, Loopback.self, SessionDescriptionCommand.self, Relay.self],
+        subcommands: [Talk.self, ShowConfiguration.self, Loopback.self, SessionDescriptionCommand.self, Relay.self],
         defaultSubcommand: Talk.self
     )
+
+    /// Runs the command line, with the configuration file's settings standing before the
+    /// user's own arguments for the call, so that flags on the command line win.
+    static func main() async {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        let subcommands = configuration.subcommands.map { $0._commandName }
+        let first = arguments.first ?? ""
+        if first == Talk._commandName || !subcommands.contains(first) && !["-h", "--help", "help"].contains(first) {
+            if first == Talk._commandName { arguments.removeFirst() }
+            do {
+                let file = try ConfigurationFile.load()
+                for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+                arguments = [Talk._commandName] + file.arguments + arguments
+            } catch {
+                exit(withError: error)
+            }
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }

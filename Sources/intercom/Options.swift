@@ -108,6 +108,9 @@ struct TalkOptions: ParsableArguments {
     @Flag(name: .customLong("ptt-latch"), help: "Tap the talk key to start talking, tap again to stop.")
     var pttLatch = false
 
+    @Flag(help: "Short tones at both ends when a transmission starts and ends, like a two-way radio.")
+    var tones = false
+
     @Option(name: .customLong("ptt-hold-ms"), help: "Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay).")
     var pttHoldMilliseconds = 650
 
@@ -124,6 +127,7 @@ struct TalkOptions: ParsableArguments {
         guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
         guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
         configuration.mode = effectiveMode(interactive: interactive, fileInput: fileInput)
+        configuration.talkTones = tones
         configuration.preprocessor.vadStartProbability = voxThreshold
         configuration.preprocessor.vadContinueProbability = max(1, voxThreshold - 15)
     }

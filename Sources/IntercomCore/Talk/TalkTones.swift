@@ -1,0 +1,35 @@
+/// The short tones a two-way radio makes when a transmission starts (rising) and ends
+/// (falling), so both ends hear when to talk and when the other has finished.
+public enum TalkTones {
+    /// Two 40 ms notes with soft edges, at a level well below speech peaks.
+    public static func start(sampleRate: Int = 48_000) -> [Float] { notes([880, 1320], sampleRate: sampleRate) }
+    public static func end(sampleRate: Int = 48_000) -> [Float] { notes([1320, 880], sampleRate: sampleRate) }
+
+    private static let amplitude: Float = 0.2
+    private static let noteMilliseconds = 40
+
+    private static func notes(_ frequencies: [Double], sampleRate: Int) -> [Float] {
+        let length = sampleRate / 1000 * noteMilliseconds
+        let ramp = sampleRate / 1000 * 4
+        return frequencies.flatMap { frequency in
+            (0..<length).map { i in
+                let edge = Float(min(1, Double(min(i, length - 1 - i)) / Double(ramp)))
+                let phase = 2 * Double.pi * frequency * Double(i) / Double(sampleRate)
+                return amplitude * edge * Float(sine(phase))
+            }
+        }
+    }
+
+    /// sin without Foundation: a Taylor series after reducing the angle to [-π, π].
+    private static func sine(_ x: Double) -> Double {
+        var angle = x.truncatingRemainder(dividingBy: 2 * Double.pi)
+        if angle > Double.pi { angle -= 2 * Double.pi }
+        var term = angle
+        var sum = angle
+        for n in stride(from: 3.0, through: 21.0, by: 2.0) {
+            term *= -angle * angle / ((n - 1) * n)
+            sum += term
+        }
+        return sum
+    }
+}
