@@ -78,5 +78,29 @@ extension EndToEndTests {
             #expect(loud.allSatisfy { $0 >= heldFrom - 0.2 && $0 <= heldUntil + 1.0 }, "sound outside the hold \(heldFrom)…\(heldUntil): \(loud)")
             #expect(Double(loud.count) / 10 > 1.0, "only \(loud.count) loud blocks while holding for 2 s")
         }
+
+        @Test(arguments: ["C-c", "SIGTERM"])
+        func interruptingRestoresTheTerminal(how: String) throws {
+            let tmux = Tmux()
+            let command = "\(ChildProcess.intercomPath) --no-discovery --port \(freeUDPPort()) --mode ptt; echo EXITED $?; sleep 30"
+            _ = try tmux.run(["new-session", "-d", "-s", "stop", "-x", "80", "-y", "20", command])
+            usleep(1_500_000)
+            #expect(try tmux.screen("stop").contains("mode ptt"))
+            if how == "C-c" {
+                _ = try tmux.run(["send-keys", "-t", "stop", "C-c"])
+            } else {
+                let pid = try tmux.run(["display-message", "-p", "-t", "stop", "#{pane_pid}"]).trimmingCharacters(in: .whitespacesAndNewlines)
+                // The pane runs a shell whose child is intercom.
+                let children = spawnAndWait(["pgrep", "-P", pid]).output.split(separator: "\n").compactMap { Int32($0) }
+                #expect(!children.isEmpty)
+                for child in children { kill(child, SIGTERM) }
+            }
+            usleep(1_500_000)
+            let screen = try tmux.screen("stop")
+            #expect(screen.contains("EXITED 0"), "\(screen)")
+            #expect(!screen.contains("mode ptt"), "the status screen is still shown:\n\(screen)")
+            let cursor = try tmux.run(["display-message", "-p", "-t", "stop", "#{cursor_flag} #{alternate_on}"])
+            #expect(cursor.hasPrefix("1 0"), "cursor shown and alternate screen off, got \(cursor)")
+        }
     }
 }
