@@ -16,8 +16,8 @@ public final class Call: @unchecked Sendable {
     private let network: NetworkLoop
     private let sink: AudioSink
     private let logger: Logger
-    /// Discovery's reports; its thread is the one producer.
-    private let directory = SPSCRing<PeerDirectoryChange>(capacity: 256)
+    /// Peers found or lost by discovery, or named by a reloaded configuration.
+    private let directory = PeerDirectory()
     private let stopAudio = ManagedAtomic<Bool>(false)
     private let stopNetwork = ManagedAtomic<Bool>(false)
     private var threads: [JoinableThread] = []
@@ -81,6 +81,24 @@ public final class Call: @unchecked Sendable {
         capture.counters.muted.store(muted, ordering: .relaxed)
     }
 
+    /// The talk mode in force.
+    public var mode: TalkMode { TalkMode.allCases[capture.counters.mode.load(ordering: .relaxed)] }
+
+    /// Changes when we transmit, while the call goes on.
+    public func setMode(_ mode: TalkMode) {
+        capture.counters.mode.store(TalkMode.allCases.firstIndex(of: mode)!, ordering: .relaxed)
+    }
+
+    /// Changes the speech probability (percent) that opens the VOX gate, while the call goes on.
+    public func setVoxThreshold(_ percent: Int) {
+        capture.counters.voxThreshold.store(min(99, max(1, percent)), ordering: .relaxed)
+    }
+
+    /// Adds a peer to call, while the call goes on.
+    public func addPeer(_ address: SocketAddress) {
+        discovered(.configured(address))
+    }
+
     /// Whether we are sending audio now.
     public var isTransmitting: Bool { capture.counters.talking.load(ordering: .relaxed) }
 
@@ -92,10 +110,10 @@ public final class Call: @unchecked Sendable {
         playback.gains.push((ssrc, gain))
     }
 
-    /// Tells the call about a peer that discovery found or lost. Call it from one thread
-    /// only (the discovery thread); it never blocks.
+    /// Tells the call about a peer that discovery found or lost, or the user named.
     public func discovered(_ change: PeerDirectoryChange) {
-        if directory.push(change) { poller.wake() }
+        directory.post(change)
+        poller.wake()
     }
 
     /// Leaves the call: audio threads first (the last frame is sent), then the network

@@ -6,7 +6,7 @@ public struct CallStatistics: Codable, Sendable {
     /// Totals over every incoming stream, as the jitter buffers counted them.
     public var received = 0
     public var lost = 0
-    public var recoveredFEC = 0
+    public var recoveredFec = 0
     public var concealed = 0
     public var late = 0
     public var duplicated = 0
@@ -49,7 +49,7 @@ public struct CallStatistics: Codable, Sendable {
         for stream in streams {
             received += stream.received
             lost += stream.lost
-            recoveredFEC += stream.recoveredFEC
+            recoveredFec += stream.recoveredFec
             concealed += stream.concealed
             late += stream.late
             duplicated += stream.duplicated
@@ -91,7 +91,7 @@ public struct StreamStatistics: Codable, Sendable {
     public var ssrc: UInt32
     public var received: Int
     public var lost: Int
-    public var recoveredFEC: Int
+    public var recoveredFec: Int
     public var concealed: Int
     public var late: Int
     public var duplicated: Int
@@ -108,7 +108,7 @@ extension StreamStatistics {
         let statistics = stream.statistics
         self.init(
             ssrc: stream.ssrc, received: statistics.received, lost: statistics.lost,
-            recoveredFEC: statistics.recoveredByFEC, concealed: statistics.concealed,
+            recoveredFec: statistics.recoveredByFEC, concealed: statistics.concealed,
             late: statistics.late, duplicated: statistics.duplicated,
             currentDelayMs: Double(statistics.currentDelay) / 1e6,
             targetDelayMs: Double(statistics.targetDelay) / 1e6,

@@ -17,7 +17,8 @@ final class CapturePipeline {
     /// Present for live input, or in VOX mode, where its voice activity detector drives the gate.
     private let preprocessor: Preprocessor?
     private var gate = VoiceActivityGate()
-    private let mode: TalkMode
+    /// The preprocessor settings in force, to notice a changed VOX threshold.
+    private var cleaning: PreprocessorConfiguration
     private var stream: OutgoingStream
     private let payloadType: UInt8
     private let outbox: SPSCRing<[UInt8]>
@@ -35,26 +36,26 @@ final class CapturePipeline {
         source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
         localTones: SPSCRing<[Float]>, outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
     ) throws {
-        talkTones = configuration.talkTones && configuration.mode != .open
+        talkTones = configuration.talkTones
         self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
-        mode = configuration.mode
+        counters.mode.store(TalkMode.allCases.firstIndex(of: configuration.mode)!, ordering: .relaxed)
+        counters.voxThreshold.store(configuration.preprocessor.vadStartProbability, ordering: .relaxed)
         self.echoReference = echoReference
         let frameSamples = configuration.frameSamples
         echoCanceller = configuration.liveInput && configuration.echoCancellation
             ? try EchoCanceller(frameSamples: frameSamples, tailMilliseconds: configuration.echoTailMilliseconds)
             : nil
         var cleaning = configuration.preprocessor
-        cleaning.voiceActivityDetection = mode == .vox
+        // Voice activity is always measured: the mode may change to VOX while the call runs.
+        cleaning.voiceActivityDetection = true
         if !configuration.liveInput {
             cleaning.denoise = false
             cleaning.automaticGainControl = false
         }
-        let needed = cleaning.denoise || cleaning.automaticGainControl || cleaning.voiceActivityDetection || echoCanceller != nil
-        preprocessor = needed
-            ? try Preprocessor(frameSamples: frameSamples, configuration: cleaning, echoCanceller: echoCanceller)
-            : nil
+        self.cleaning = cleaning
+        preprocessor = try Preprocessor(frameSamples: frameSamples, configuration: cleaning, echoCanceller: echoCanceller)
         self.stream = stream
         payloadType = configuration.payloadType
         self.outbox = outbox
@@ -88,7 +89,7 @@ final class CapturePipeline {
         counters.level.store(peakLevel(frame), ordering: .relaxed)
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
             && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
-        if talkTones && gateOpen != gateWasOpen { announce(starting: gateOpen) }
+        if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
         gateWasOpen = gateOpen
         // After the gate closes, the end tone still goes out.
         let talking = gateOpen || !pendingTone.isEmpty
@@ -135,7 +136,16 @@ final class CapturePipeline {
         pendingTone = pendingTone.dropFirst(count)
     }
 
+    /// The talk mode in force; it may change while the call runs.
+    private var mode: TalkMode { TalkMode.allCases[counters.mode.load(ordering: .relaxed)] }
+
     private func shouldTransmit(speech: Bool, now: UInt64) -> Bool {
+        let threshold = counters.voxThreshold.load(ordering: .relaxed)
+        if threshold != cleaning.vadStartProbability {
+            cleaning.vadStartProbability = threshold
+            cleaning.vadContinueProbability = max(1, threshold - 15)
+            try? preprocessor?.apply(cleaning)
+        }
         switch mode {
         case .open: return true
         case .vox:
@@ -159,6 +169,10 @@ final class CaptureCounters: Sendable {
     /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
     let talkKeyHeld = ManagedAtomic<Bool>(false)
     let muted = ManagedAtomic<Bool>(false)
+    /// The talk mode (an index into `TalkMode.allCases`) and the VOX threshold, which the
+    /// capture thread follows when they change.
+    let mode = ManagedAtomic<Int>(0)
+    let voxThreshold = ManagedAtomic<Int>(80)
     /// Peak of the last frame, 0...32768.
     let level = ManagedAtomic<Int>(0)
     let firstSampleTime = ManagedAtomic<UInt64>(0)

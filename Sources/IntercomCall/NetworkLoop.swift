@@ -14,7 +14,7 @@ final class NetworkLoop {
     private let outbox: SPSCRing<[UInt8]>
     private let inbox: SPSCRing<ReceivedPacket>
     private let capture: CaptureCounters
-    private let directory: SPSCRing<PeerDirectoryChange>
+    private let directory: PeerDirectory
     /// Discovered peers by service name, to find them again when they leave.
     private var discoveredAddresses: [String: SocketAddress] = [:]
     let counters = NetworkCounters()
@@ -37,7 +37,7 @@ final class NetworkLoop {
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
         outbox: SPSCRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters,
-        directory: SPSCRing<PeerDirectoryChange>
+        directory: PeerDirectory
     ) {
         self.directory = directory
         self.socket = socket
@@ -73,8 +73,10 @@ final class NetworkLoop {
 
     private func applyDirectoryChanges() {
         let now = SystemClock.monotonicNanoseconds()
-        while let change = directory.pop() {
+        for change in directory.take() {
             switch change {
+            case .configured(let address):
+                peers.add(address, origin: .configured, now: now)
             case .appeared(let name, let address):
                 if let previous = discoveredAddresses[name], previous != address { peers.saidGoodbye(previous) }
                 discoveredAddresses[name] = address
@@ -287,6 +289,8 @@ final class NetworkLoop {
 
 /// A change in the peers that discovery sees, handed to the network thread.
 public enum PeerDirectoryChange: Sendable {
+    /// The user named this peer (a reloaded configuration).
+    case configured(SocketAddress)
     /// A peer's service (by name) resolved to this address.
     case appeared(name: String, address: SocketAddress)
     /// The service said goodbye or vanished from the LAN.

@@ -11,7 +11,7 @@ struct Intercom: AsyncParsableCommand {
             With no subcommand, intercom joins the call in talk mode. Peers are found on the \
             LAN by mDNS, or named with --peer HOST:PORT.
             """,
-        subcommands: [Talk.self, ShowConfiguration.self, Loopback.self, SessionDescriptionCommand.self, Relay.self],
+        subcommands: [Talk.self, Daemon.self, Status.self, ShowConfiguration.self, Loopback.self, SessionDescriptionCommand.self, Relay.self],
         defaultSubcommand: Talk.self
     )
 

@@ -117,16 +117,19 @@ struct TalkOptions: ParsableArguments {
     @Option(name: .customLong("vox-threshold"), help: "Speech probability (percent) that opens the VOX gate.")
     var voxThreshold = 80
 
-    /// The mode in force: the one asked for, else push-to-talk where there is a key to hold.
-    func effectiveMode(interactive: Bool, fileInput: Bool) -> TalkMode {
-        mode ?? ((interactive && !fileInput) || pttDevice != nil ? .ptt : .open)
+    /// The mode in force: the one asked for, else push-to-talk where there is a key to hold;
+    /// headless with no button, voice activation; otherwise (files, scripts) always open.
+    func effectiveMode(interactive: Bool, fileInput: Bool, headless: Bool = false) -> TalkMode {
+        if let mode { return mode }
+        if pttDevice != nil || (interactive && !fileInput) { return .ptt }
+        return headless && !fileInput ? .vox : .open
     }
 
-    func apply(to configuration: inout CallConfiguration, interactive: Bool, fileInput: Bool) throws {
+    func apply(to configuration: inout CallConfiguration, interactive: Bool, fileInput: Bool, headless: Bool = false) throws {
         guard (1...99).contains(voxThreshold) else { throw ValidationError("--vox-threshold \(voxThreshold) is outside 1...99") }
         guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
         guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
-        configuration.mode = effectiveMode(interactive: interactive, fileInput: fileInput)
+        configuration.mode = effectiveMode(interactive: interactive, fileInput: fileInput, headless: headless)
         configuration.talkTones = tones
         configuration.preprocessor.vadStartProbability = voxThreshold
         configuration.preprocessor.vadContinueProbability = max(1, voxThreshold - 15)

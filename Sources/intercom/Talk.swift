@@ -21,7 +21,17 @@ struct Talk: AsyncParsableCommand {
         let interactive = Terminal.isInteractive
         // The status screen owns the terminal: only errors may be logged over it.
         let logger = makeLogger(verbose: run.verbose, quiet: interactive)
-        let configuration = try callConfiguration(interactive: interactive)
+        let call = try makeCall(interactive: interactive, headless: false, logger: logger)
+        let interface = TalkInterface(
+            call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
+        )
+        try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run()
+        try writeStatistics(of: call)
+    }
+
+    /// Builds the call the options describe, with its audio endpoints.
+    func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
+        let configuration = try callConfiguration(interactive: interactive, headless: headless)
         if !network.noDiscovery {
             logger.notice("discovery is not available yet: call peers with --peer HOST:PORT")
         }
@@ -36,17 +46,16 @@ struct Talk: AsyncParsableCommand {
             try WAVFileSink(path: path, frameSamples: configuration.frameSamples)
         } ?? NullSink(frameSamples: configuration.frameSamples)
 
-        let call = try Call(configuration: configuration, source: source, sink: sink, logger: logger)
-        let interface = TalkInterface(
-            call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
-        )
-        try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run()
+        return try Call(configuration: configuration, source: source, sink: sink, logger: logger)
+    }
+
+    func writeStatistics(of call: Call) throws {
         if let path = run.statsJSON {
             try call.statistics().jsonData().write(to: URL(fileURLWithPath: path))
         }
     }
 
-    func callConfiguration(interactive: Bool) throws -> CallConfiguration {
+    func callConfiguration(interactive: Bool, headless: Bool = false) throws -> CallConfiguration {
         var configuration = CallConfiguration()
         configuration.port = network.port
         configuration.staticPeers = try network.peer.map { text in
@@ -57,7 +66,7 @@ struct Talk: AsyncParsableCommand {
             }
         }
         if let name = network.name { configuration.name = name }
-        try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil)
+        try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
         return configuration
     }

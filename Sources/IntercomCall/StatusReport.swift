@@ -1,0 +1,55 @@
+import Foundation
+
+/// What `intercom status` shows of a running peer: the call's figures, and the settings and
+/// levels of the moment.
+public struct StatusReport: Codable, Sendable {
+    public var name: String
+    /// The daemon's process, for signals (SIGHUP to reload, SIGTERM to stop).
+    public var pid: Int32
+    public var port: Int
+    public var mode: String
+    public var transmitting: Bool
+    public var microphoneLevel: Double
+    public var call: CallStatistics
+
+    public init(call: Call) {
+        name = call.configuration.name
+        pid = getpid()
+        port = Int(call.localPort)
+        mode = call.mode.rawValue
+        transmitting = call.isTransmitting
+        microphoneLevel = call.microphoneLevel
+        self.call = call.statistics()
+    }
+
+    /// The reply to one status-socket request.
+    public static func reply(to request: String, call: Call) -> String {
+        switch request {
+        case "status", "status json":
+            let encoder = JSONEncoder()
+            encoder.keyEncodingStrategy = .convertToSnakeCase
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(StatusReport(call: call)) else { return "error: cannot encode the status\n" }
+            return String(decoding: data, as: UTF8.self) + "\n"
+        default:
+            return "error: unknown request '\(request.prefix(40))'; try 'status'\n"
+        }
+    }
+
+    /// A few lines for a person.
+    public var text: String {
+        var lines = ["\(name)  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
+        lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
+        if call.peers.isEmpty { lines.append("no peers") }
+        let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
+        for peer in call.peers {
+            var line = "peer \(peer.name ?? "?")  \(peer.address)  \(peer.origin)\(peer.talking ? "  talking" : "")"
+            if let stream = peer.ssrc.flatMap({ streams[$0] }) {
+                let heard = max(1, stream.received + stream.lost)
+                line += String(format: "  loss %.1f%%  jitter %.1f ms  delay %.1f ms", Double(stream.lost) * 100 / Double(heard), stream.jitterMs, stream.currentDelayMs)
+            }
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,162 @@
+import Glibc
+import IntercomCore
+
+/// A Unix stream socket on which a running intercom answers "what is going on": one request
+/// line in, one reply out, then the connection closes. Only the owner may connect (mode
+/// 0600 on the socket, 0700 on its folder). Anything that is not a known request gets an
+/// error line; slow or oversized requests are cut off, so nothing a client sends can stall
+/// or crash the daemon.
+public final class StatusSocket: @unchecked Sendable {
+    public let path: String
+    private let listener: Int32
+    private let respond: @Sendable (String) -> String
+    private var thread: JoinableThread?
+    private var stopping = false
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+
+    /// The longest request line accepted.
+    static let maximumRequest = 256
+
+    /// `$XDG_RUNTIME_DIR/intercom/status.sock`, else `/run/intercom/status.sock`.
+    public static var defaultPath: String {
+        let runtime = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/run"
+        return runtime + "/intercom/status.sock"
+    }
+
+    /// Binds the socket (replacing a stale one left by a killed daemon) and starts answering
+    /// on its own thread; `respond` maps a request line to the reply.
+    public init(path: String = StatusSocket.defaultPath, respond: @escaping @Sendable (String) -> String) throws(StatusSocketError) {
+        self.path = path
+        self.respond = respond
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !folder.isEmpty {
+            mkdir(folder, 0o700)
+            chmod(folder, 0o700)
+        }
+        guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
+            throw StatusSocketError(path: path, operation: "bind", code: ENAMETOOLONG)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
+        if Self.isStale(path) { unlink(path) }
+        // Created 0600 from the start: no moment in which another user could connect.
+        let previous = umask(0o177)
+        let bound = Self.withAddress(path) { bind(fd, $0, $1) }
+        umask(previous)
+        guard bound == 0, listen(fd, 8) == 0 else {
+            let code = errno
+            close(fd)
+            throw StatusSocketError(path: path, operation: "bind", code: code)
+        }
+        listener = fd
+        var pipeEnds: [Int32] = [0, 0]
+        _ = pipe(&pipeEnds)
+        (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
+        do {
+            thread = try JoinableThread(name: "status") { [self] in serve() }
+        } catch {
+            close(fd)
+            throw StatusSocketError(path: path, operation: "thread", code: error.code)
+        }
+    }
+
+    deinit { stop() }
+
+    /// Stops answering and removes the socket file.
+    public func stop() {
+        guard !stopping else { return }
+        stopping = true
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+        thread?.join()
+        close(listener)
+        close(wakeRead)
+        close(wakeWrite)
+        unlink(path)
+    }
+
+    private func serve() {
+        while true {
+            var descriptors = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
+            guard poll(&descriptors, 2, -1) >= 0 || errno == EINTR else { return }
+            if descriptors[1].revents != 0 { return }
+            guard descriptors[0].revents != 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            answer(client)
+            close(client)
+        }
+    }
+
+    /// Reads one line (at most `maximumRequest` bytes, within a second) and replies.
+    private func answer(_ client: Int32) {
+        var timeout = timeval(tv_sec: 1, tv_usec: 0)
+        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var request: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 128)
+        while request.count <= Self.maximumRequest, !request.contains(UInt8(ascii: "\n")) {
+            let count = read(client, &buffer, buffer.count)
+            guard count > 0 else { break }
+            request += buffer.prefix(count)
+        }
+        let line: String? = request.count > Self.maximumRequest
+            ? nil
+            : String(validating: request.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }, as: UTF8.self)
+        let reply = line.map { respond(String($0.drop { $0 == " " })) } ?? "error: request too long or not text\n"
+        var bytes = Array(reply.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeMutableBytes { send(client, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { return }
+            offset += sent
+        }
+    }
+
+    /// Sends `request` to the socket at `path` and returns the reply.
+    public static func ask(_ request: String, path: String = StatusSocket.defaultPath) throws(StatusSocketError) -> String {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
+        defer { close(fd) }
+        guard withAddress(path, { connect(fd, $0, $1) }) == 0 else { throw StatusSocketError(path: path, operation: "connect", code: errno) }
+        var bytes = Array((request + "\n").utf8)
+        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            guard count > 0 else { break }
+            reply += buffer.prefix(count)
+        }
+        return String(decoding: reply, as: UTF8.self)
+    }
+
+    /// A socket file nobody listens on any more (its daemon was killed).
+    private static func isStale(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        return withAddress(path) { connect(fd, $0, $1) } != 0 && errno == ECONNREFUSED
+    }
+
+    private static func withAddress<T>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> T) -> T {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+}
+
+public struct StatusSocketError: Error, CustomStringConvertible {
+    public let path: String
+    public let operation: String
+    public let code: Int32
+    public var description: String {
+        let hint = code == ENOENT || code == ECONNREFUSED ? " (is the intercom daemon running?)" : ""
+        return "\(path): \(operation) failed: \(String(cString: strerror(code)))\(hint)"
+    }
+}

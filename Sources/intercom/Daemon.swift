@@ -1,0 +1,116 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import IntercomCall
+import IntercomCore
+import IntercomIO
+import Logging
+
+/// `intercom daemon`: the intercom with no terminal, for a Raspberry Pi started by systemd.
+struct Daemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run headless (systemd, a Raspberry Pi): voice activation or a talk button, and a status socket.",
+        discussion: """
+            Talks in VOX mode unless --mode or a talk button (--ptt-device) says otherwise. Answers \
+            'intercom status' on a Unix socket (\(StatusSocket.defaultPath)). SIGTERM leaves the \
+            call cleanly; SIGHUP re-reads the configuration file and applies the mode, the VOX \
+            threshold and new peers without dropping the call.
+            """
+    )
+
+    @OptionGroup(title: "Audio") var audio: AudioOptions
+    @OptionGroup(title: "Network") var network: NetworkOptions
+    @OptionGroup(title: "Talk") var talk: TalkOptions
+    @OptionGroup(title: "Run") var run: RunOptions
+
+    @Option(name: .customLong("status-socket"), help: ArgumentHelp("Where to answer status requests.", valueName: "PATH"))
+    var statusSocket = StatusSocket.defaultPath
+
+    func run() async throws {
+        let logger = makeLogger(verbose: run.verbose)
+        // The configuration file stands before the command line, as for a call.
+        let file = try ConfigurationFile.load()
+        for warning in file.warnings { logger.warning("\(warning)") }
+        let talkCommand = try Talk.parse(file.arguments + callArguments())
+        let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
+        let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call) }
+        defer { status.stop() }
+        let reload = installReloadHandler(call: call, logger: logger)
+        defer { reload.cancel() }
+        let talk = talkCommand.talk
+        let interface = try talk.button().map { TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: $0) }
+        logger.info("daemon running", metadata: ["mode": "\(call.configuration.mode.rawValue)", "status": "\(statusSocket)"])
+        try await CallRunner(
+            call: call, duration: talkCommand.run.duration, interface: interface,
+            systemd: SystemdNotifier(environment: ProcessInfo.processInfo.environment), logger: logger
+        ).run()
+        try talkCommand.writeStatistics(of: call)
+    }
+
+    /// SIGHUP: read the configuration again and apply what can change during a call.
+    private func installReloadHandler(call: Call, logger: Logger) -> DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        let given = callArguments()
+        source.setEventHandler {
+            SystemdNotifier(environment: ProcessInfo.processInfo.environment).reloading()
+            defer { SystemdNotifier(environment: ProcessInfo.processInfo.environment).ready(status: "configuration reloaded") }
+            do {
+                let file = try ConfigurationFile.load()
+                for warning in file.warnings { logger.warning("\(warning)") }
+                let fresh = try Talk.parse(file.arguments + given)
+                let mode = fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true)
+                if mode != call.mode {
+                    logger.notice("mode changed", metadata: ["from": "\(call.mode.rawValue)", "to": "\(mode.rawValue)"])
+                    call.setMode(mode)
+                }
+                call.setVoxThreshold(fresh.talk.voxThreshold)
+                for text in fresh.network.peer where !call.configuration.staticPeers.map(\.description).contains(text) {
+                    call.addPeer(try SocketAddress.parse(text, label: "peer"))
+                    logger.notice("peer added", metadata: ["peer": "\(text)"])
+                }
+                logger.info("configuration reloaded; audio, codec and port settings apply at the next start")
+            } catch {
+                logger.error("configuration not reloaded: \(error)")
+            }
+        }
+        source.resume()
+        return source
+    }
+
+    /// This command's own arguments, as the call command takes them.
+    private func callArguments() -> [String] {
+        let given = Array(CommandLine.arguments.drop { $0 != Self._commandName }.dropFirst())
+        var skip = false
+        return given.filter { argument in
+            if skip { skip = false; return false }
+            if argument == "--status-socket" { skip = true; return false }
+            return !argument.hasPrefix("--status-socket=")
+        }
+    }
+}
+
+/// `intercom status`: asks the running daemon how the call is going.
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the running daemon's peers, link figures, mode and levels.")
+
+    @Flag(help: "Print the status as JSON.")
+    var json = false
+
+    @Option(help: ArgumentHelp("The daemon's status socket.", valueName: "PATH"))
+    var socket = StatusSocket.defaultPath
+
+    func run() throws {
+        let reply = try StatusSocket.ask("status", path: socket)
+        guard !reply.hasPrefix("error"), let data = reply.data(using: .utf8) else {
+            throw ValidationError("the daemon answered: \(reply.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        if json {
+            print(reply, terminator: "")
+        } else {
+            let decoder = JSONDecoder()
+            decoder.keyDecodingStrategy = .convertFromSnakeCase
+            print(try decoder.decode(StatusReport.self, from: data).text)
+        }
+    }
+}

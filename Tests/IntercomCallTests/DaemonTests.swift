@@ -1,0 +1,162 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// `intercom daemon` started as systemd would: no terminal, its own session, stdin from /dev/null.
+    @Suite struct DaemonTests {
+        /// A daemon and the paths it uses; stopped by its PID.
+        final class RunningDaemon {
+            let process: ChildProcess
+            let socket: String
+            let port: Int
+            let output: String
+
+            init(port: Int, peer: Int?, extra: [String] = [], environment: [String: String] = [:]) throws {
+                self.port = port
+                socket = temporaryPath("status.sock")
+                output = temporaryPath("daemon-out.wav")
+                var arguments = ["daemon", "--no-discovery", "--port", "\(port)", "--status-socket", socket, "--output-file", output]
+                if let peer { arguments += ["--peer", "127.0.0.1:\(peer)"] }
+                process = try ChildProcess("setsid", [ChildProcess.intercomPath] + arguments + extra, environment: environment)
+            }
+
+            /// The daemon's status as JSON, or nil while it does not answer.
+            func status() -> [String: Any]? {
+                let reply = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", socket])
+                guard reply.status == 0, let data = reply.output.data(using: .utf8) else { return nil }
+                return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+            }
+
+            func waitForStatus(seconds: Double = 5, until condition: ([String: Any]) -> Bool) -> [String: Any]? {
+                let deadline = Date().addingTimeInterval(seconds)
+                while Date() < deadline {
+                    if let status = status(), condition(status) { return status }
+                    usleep(50_000)
+                }
+                return status()
+            }
+
+            var pid: Int32? { (status()?["pid"] as? NSNumber)?.int32Value }
+
+            deinit {
+                if let pid { kill(pid, SIGKILL) }
+                _ = process.wait(seconds: 5)
+            }
+        }
+
+        static func peers(_ status: [String: Any]) -> [[String: Any]] {
+            ((status["call"] as? [String: Any])?["peers"] as? [[String: Any]]) ?? []
+        }
+
+        static func received(_ status: [String: Any]) -> Int {
+            ((status["call"] as? [String: Any])?["received"] as? NSNumber)?.intValue ?? 0
+        }
+
+        @Test func aDaemonJoinsTheCallAndAnswersStatus() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.sentence)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: portA)
+            let a = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"])
+            let heard = b.waitForStatus { Self.received($0) > 100 }
+            #expect(heard.map(Self.received) ?? 0 > 100, "B heard nothing from A: \(String(describing: heard))")
+            let status = try #require(a.status())
+            #expect(status["mode"] as? String == "open")
+            #expect(Self.peers(status).contains { ($0["address"] as? String) == "127.0.0.1:\(portB)" })
+            // The human-readable form too.
+            let text = spawnAndWait([ChildProcess.intercomPath, "status", "--socket", a.socket])
+            #expect(text.status == 0 && text.output.contains("127.0.0.1:\(portB)"), "\(text.output)")
+        }
+
+        @Test func sigtermLeavesCleanlyThePeerDropsItAndTheOutputIsValid() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.sentence)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: nil)
+            let a = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"])
+            _ = b.waitForStatus { Self.peers($0).contains { ($0["address"] as? String) == "127.0.0.1:\(portA)" } }
+            usleep(1_000_000)  // a second of call, so A's output holds something
+            let pid = try #require(a.pid)
+            let stopped = Date()
+            kill(pid, SIGTERM)
+            #expect(a.process.wait(seconds: 5) == 0, "\(a.process.standardError)")
+            let gone = b.waitForStatus(seconds: 3) { status in !Self.peers(status).contains { ($0["address"] as? String) == "127.0.0.1:\(portA)" } }
+            #expect(gone.map { !Self.peers($0).contains { ($0["address"] as? String) == "127.0.0.1:\(portA)" } } == true)
+            #expect(Date().timeIntervalSince(stopped) < 2, "B took \(Date().timeIntervalSince(stopped)) s to drop A")
+            let written = try CallFixtures.readWAV(a.output)
+            #expect(written.sampleRate == 48_000 && written.samples.count > 24_000)
+            // The header counts exactly the samples that are there: the file was finished.
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: a.output))
+            let declared = bytes[40..<44].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+            #expect(declared == bytes.count - 44)
+        }
+
+        @Test func sighupAppliesAChangedModeWhileTheCallGoesOn() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let home = temporaryPath("xdg-hup")
+            try FileManager.default.createDirectory(atPath: home + "/intercom", withIntermediateDirectories: true)
+            let config = home + "/intercom/config.toml"
+            try "[talk]\nmode = \"ptt\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: nil, extra: ["--mode", "open"])
+            let a = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path], environment: ["XDG_CONFIG_HOME": home])
+            let before = try #require(a.waitForStatus { _ in true })
+            #expect(before["mode"] as? String == "ptt")
+            usleep(1_000_000)
+            #expect(b.status().map(Self.received) == 0, "B heard A before the key was held")
+
+            try "[talk]\nmode = \"open\"\n".write(toFile: config, atomically: true, encoding: .utf8)
+            kill(try #require(a.pid), SIGHUP)
+            let after = a.waitForStatus { ($0["mode"] as? String) == "open" && ($0["transmitting"] as? Bool) == true }
+            #expect(after?["mode"] as? String == "open", "\(String(describing: after))")
+            let heard = b.waitForStatus { Self.received($0) > 50 }
+            #expect(heard.map(Self.received) ?? 0 > 50)
+            // The same call: A's stream did not restart.
+            #expect(Self.peers(try #require(a.status())).count == 1)
+        }
+
+        @Test func theStatusSocketRefusesOtherUsersAndSurvivesGarbage() throws {
+            let a = try RunningDaemon(port: freeUDPPort(), peer: nil)
+            _ = try #require(a.waitForStatus { _ in true })
+            var info = stat()
+            #expect(stat(a.socket, &info) == 0)
+            #expect(info.st_mode & 0o777 == 0o600)
+            let folder = String(a.socket[..<a.socket.lastIndex(of: "/")!])
+            #expect(stat(folder, &info) == 0 && info.st_mode & 0o077 == 0)
+            // Another user may not connect.
+            let stranger = spawnAndWait(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ChildProcess.intercomPath, "status", "--socket", a.socket])
+            #expect(stranger.status != 0)
+            // Garbage, oversize requests and clients that hang up do not disturb it.
+            for payload in [[UInt8](repeating: 0xFF, count: 5_000), Array("what\n".utf8), [], Array("status".utf8)] {
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_un()
+                address.sun_family = sa_family_t(AF_UNIX)
+                withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in a.socket.utf8.enumerated() { raw[i] = b } }
+                _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+                _ = payload.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(fd)
+            }
+            let status = a.status()
+            #expect(status?["mode"] != nil, "the daemon stopped answering after garbage")
+        }
+
+        @Test func aKilledDaemonStartedAgainIsBackInTheCallWithinTwoSeconds() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: portA, extra: ["--mode", "open"])
+            var a: RunningDaemon? = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"])
+            _ = b.waitForStatus { Self.received($0) > 50 }
+            kill(try #require(a?.pid), SIGKILL)
+            _ = a?.process.wait(seconds: 5)
+            a = nil
+            let heardBefore = b.status().map(Self.received) ?? 0
+            let restarted = Date()
+            let again = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"])
+            let back = b.waitForStatus(seconds: 5) { Self.received($0) > heardBefore + 20 }
+            let took = Date().timeIntervalSince(restarted)
+            #expect(back.map(Self.received) ?? 0 > heardBefore + 20)
+            #expect(took < 2, "back in the call after \(took) s")
+            _ = again
+        }
+    }
+}
