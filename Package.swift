@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
 
         // Pure Swift, no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
         .target(
@@ -42,7 +43,7 @@ let package = Package(
         .target(
             name: "IntercomIO",
             dependencies: [
-                "CALSA", "CAvahi", "IntercomCore", "IntercomDSP",
+                "CALSA", "CAvahi", "CGPIOD", "IntercomCore", "IntercomDSP",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),

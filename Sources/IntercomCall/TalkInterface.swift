@@ -18,8 +18,25 @@ public final class TalkInterface: @unchecked Sendable {
         public init() {}
     }
 
+    /// A talk button and lamps on GPIO lines (a Raspberry Pi's header).
+    public struct GPIOControls {
+        public var talkButton: GPIOLine?
+        public var transmitLamp: GPIOLine?
+        public var receiveLamp: GPIOLine?
+
+        public init(talkButton: GPIOLine? = nil, transmitLamp: GPIOLine? = nil, receiveLamp: GPIOLine? = nil) {
+            self.talkButton = talkButton
+            self.transmitLamp = transmitLamp
+            self.receiveLamp = receiveLamp
+        }
+    }
+
     private let call: Call
     private let options: Options
+    private let gpio: GPIOControls
+    private var gpioDebouncer = ButtonDebouncer()
+    private var gpioTalk: PushToTalk
+    private var lampsLit: (transmit: Bool, receive: Bool)?
     private let terminal: Terminal?
     private let buttonDevice: EvdevDevice?
     private var buttonEvents: EvdevKeyEvents?
@@ -37,9 +54,13 @@ public final class TalkInterface: @unchecked Sendable {
     /// Set when the user pressed the quit key.
     public let quitRequested = ManagedAtomic<Bool>(false)
 
-    public init(call: Call, options: Options, terminal: Terminal?, button: (device: EvdevDevice, keyCode: UInt16)?) {
+    public init(
+        call: Call, options: Options, terminal: Terminal?, button: (device: EvdevDevice, keyCode: UInt16)?, gpio: GPIOControls = .init()
+    ) {
         self.call = call
         self.options = options
+        self.gpio = gpio
+        gpioTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
         self.terminal = terminal
         buttonDevice = button?.device
         buttonEvents = button.map { EvdevKeyEvents(keyCode: $0.keyCode) }
@@ -66,6 +87,8 @@ public final class TalkInterface: @unchecked Sendable {
         thread?.join()
         thread = nil
         terminal?.restore()
+        gpio.transmitLamp?.write(false)
+        gpio.receiveLamp?.write(false)
     }
 
     private func run() {
@@ -79,14 +102,27 @@ public final class TalkInterface: @unchecked Sendable {
             if let buttonDevice, buttonEvents != nil {
                 for event in buttonEvents!.feed(buttonDevice.readAvailable()) { buttonTalk.handle(event, now: now) }
             }
+            if let talkButton = gpio.talkButton, let event = gpioDebouncer.sample(pressed: talkButton.read(), now: now) {
+                gpioTalk.handle(event, now: now)
+            }
             terminalTalk.tick(now: now)
             buttonTalk.tick(now: now)
-            call.setTalkKey(held: terminalTalk.isTransmitting || buttonTalk.isTransmitting)
+            gpioTalk.tick(now: now)
+            call.setTalkKey(held: terminalTalk.isTransmitting || buttonTalk.isTransmitting || gpioTalk.isTransmitting)
             if now >= nextDraw {
-                show(screen())
+                let screen = screen()
+                show(screen)
+                light(transmit: screen.transmitting, receive: screen.peers.contains { $0.state == .talking })
                 nextDraw = now + 100_000_000
             }
         }
+    }
+
+    /// Drives each lamp only when its state changes.
+    private func light(transmit: Bool, receive: Bool) {
+        if lampsLit?.transmit != transmit { gpio.transmitLamp?.write(transmit) }
+        if lampsLit?.receive != receive { gpio.receiveLamp?.write(receive) }
+        lampsLit = (transmit, receive)
     }
 
     private func handle(_ event: TerminalInputParser.Event, now: UInt64) {

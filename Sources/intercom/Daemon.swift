@@ -38,7 +38,12 @@ struct Daemon: AsyncParsableCommand {
         let reload = installReloadHandler(call: call, logger: logger)
         defer { reload.cancel() }
         let talk = talkCommand.talk
-        let interface = try talk.button().map { TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: $0) }
+        let button = try talk.button()
+        let gpio = try talk.gpioControls()
+        let hasControls = button != nil || gpio.talkButton != nil || gpio.transmitLamp != nil || gpio.receiveLamp != nil
+        let interface = hasControls
+            ? TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: button, gpio: gpio)
+            : nil
         logger.info("daemon running", metadata: ["mode": "\(call.configuration.mode.rawValue)", "status": "\(statusSocket)"])
         try await CallRunner(
             call: call, duration: talkCommand.run.duration, interface: interface,

@@ -108,6 +108,18 @@ struct TalkOptions: ParsableArguments {
     @Flag(name: .customLong("ptt-latch"), help: "Tap the talk key to start talking, tap again to stop.")
     var pttLatch = false
 
+    @Option(name: .customLong("ptt-gpio"), help: ArgumentHelp("Talk button on a GPIO line (debounced), e.g. gpiochip0:17.", valueName: "CHIP:LINE"))
+    var pttGPIO: String?
+
+    @Flag(name: .customLong("gpio-active-high"), help: "The GPIO button drives its line high when pressed (default: it shorts it to ground).")
+    var gpioActiveHigh = false
+
+    @Option(name: .customLong("tx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while transmitting.", valueName: "CHIP:LINE"))
+    var transmitLampGPIO: String?
+
+    @Option(name: .customLong("rx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while a peer talks.", valueName: "CHIP:LINE"))
+    var receiveLampGPIO: String?
+
     @Flag(help: "Short tones at both ends when a transmission starts and ends, like a two-way radio.")
     var tones = false
 
@@ -121,7 +133,7 @@ struct TalkOptions: ParsableArguments {
     /// headless with no button, voice activation; otherwise (files, scripts) always open.
     func effectiveMode(interactive: Bool, fileInput: Bool, headless: Bool = false) -> TalkMode {
         if let mode { return mode }
-        if pttDevice != nil || (interactive && !fileInput) { return .ptt }
+        if pttDevice != nil || pttGPIO != nil || (interactive && !fileInput) { return .ptt }
         return headless && !fileInput ? .vox : .open
     }
 
@@ -161,6 +173,24 @@ extension TalkOptions {
         }
         // Otherwise nil: exact where the terminal speaks the kitty protocol, else auto-repeat.
         return options
+    }
+
+    /// The GPIO button and lamps asked for, opened.
+    func gpioControls() throws -> TalkInterface.GPIOControls {
+        func line(_ text: String?, _ option: String, _ direction: ChipGPIOLine.Direction) throws -> GPIOLine? {
+            guard let text else { return nil }
+            guard let address = GPIOLineAddress(text) else { throw ValidationError("\(option) '\(text)' is not CHIP:LINE, e.g. gpiochip0:17") }
+            do {
+                return try ChipGPIOLine(address, direction: direction)
+            } catch {
+                throw ValidationError("\(option): \(error)")
+            }
+        }
+        return TalkInterface.GPIOControls(
+            talkButton: try line(pttGPIO, "--ptt-gpio", .input(activeLow: !gpioActiveHigh)),
+            transmitLamp: try line(transmitLampGPIO, "--tx-lamp-gpio", .output),
+            receiveLamp: try line(receiveLampGPIO, "--rx-lamp-gpio", .output)
+        )
     }
 
     /// The evdev talk button, opened, if one was asked for.

@@ -79,6 +79,10 @@ struct ShowConfiguration: ParsableCommand {
         case "talk.ptt-latch": return "\(t.pttLatch)"
         case "talk.ptt-hold-ms": return "\(t.pttHoldMilliseconds)"
         case "talk.tones": return "\(t.tones)"
+        case "talk.ptt-gpio": return quoted(t.pttGPIO)
+        case "talk.gpio-active-high": return "\(t.gpioActiveHigh)"
+        case "talk.tx-lamp-gpio": return quoted(t.transmitLampGPIO)
+        case "talk.rx-lamp-gpio": return quoted(t.receiveLampGPIO)
         default: return "?"
         }
     }

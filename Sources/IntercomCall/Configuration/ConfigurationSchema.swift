@@ -45,6 +45,10 @@ public enum ConfigurationSchema {
         .init(table: "talk", key: "ptt-key", option: "ptt-key", kind: .text, help: "evdev talk key"),
         .init(table: "talk", key: "ptt-max-seconds", option: "ptt-max-seconds", kind: .number(0.5...3600), help: "longest transmission"),
         .init(table: "talk", key: "ptt-latch", option: "", kind: .toggle(whenTrue: "ptt-latch", whenFalse: nil), help: "tap to talk"),
+        .init(table: "talk", key: "ptt-gpio", option: "ptt-gpio", kind: .text, help: "GPIO talk button, CHIP:LINE"),
+        .init(table: "talk", key: "gpio-active-high", option: "", kind: .toggle(whenTrue: "gpio-active-high", whenFalse: nil), help: "button polarity"),
+        .init(table: "talk", key: "tx-lamp-gpio", option: "tx-lamp-gpio", kind: .text, help: "GPIO lamp while transmitting"),
+        .init(table: "talk", key: "rx-lamp-gpio", option: "rx-lamp-gpio", kind: .text, help: "GPIO lamp while receiving"),
         .init(table: "talk", key: "tones", option: "", kind: .toggle(whenTrue: "tones", whenFalse: nil), help: "talk tones"),
         .init(table: "talk", key: "ptt-hold-ms", option: "ptt-hold-ms", kind: .integer(100...2000), help: "hold detection timeout"),
     ]

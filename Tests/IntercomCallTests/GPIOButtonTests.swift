@@ -1,0 +1,74 @@
+import Foundation
+import IntercomCall
+import IntercomCore
+import IntercomIO
+import Logging
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// A Raspberry Pi's talk button and lamps, on simulated GPIO lines behind the real interface.
+    @Suite struct GPIOButtonTests {
+        @Test func aBouncingButtonTalksAndTheLampsFollow() async throws {
+            let logger = Logger(label: "test")
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            var listening = CallConfiguration()
+            listening.port = 0
+            listening.mode = .open
+            let listener = try Call(
+                configuration: listening, source: try WAVFileSource(path: speech.path, frameSamples: 480),
+                sink: NullSink(frameSamples: 480), logger: logger
+            )
+            var configuration = CallConfiguration()
+            configuration.port = 0
+            configuration.mode = .ptt
+            configuration.staticPeers = [.loopbackIPv4(port: listener.localPort)]
+            let pi = try Call(
+                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: 480),
+                sink: NullSink(frameSamples: 480), logger: logger
+            )
+            let button = SimulatedGPIOLine()
+            let (transmitLamp, receiveLamp) = (SimulatedGPIOLine(), SimulatedGPIOLine())
+            let interface = TalkInterface(
+                call: pi, options: .init(), terminal: nil, button: nil,
+                gpio: .init(talkButton: button, transmitLamp: transmitLamp, receiveLamp: receiveLamp)
+            )
+            try listener.start()
+            try pi.start()
+            try interface.start()
+            defer {
+                interface.stop()
+                pi.stop()
+                listener.stop()
+            }
+            try await Task.sleep(for: .milliseconds(1_500))
+            #expect(!pi.isTransmitting)
+            #expect(receiveLamp.read(), "the receive lamp is dark while the peer talks")
+            // Pressed, with contact bounce.
+            for level in [true, false, true, false, true] {
+                button.set(level)
+                try await Task.sleep(for: .milliseconds(3))
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(pi.isTransmitting)
+            #expect(transmitLamp.read())
+            button.set(false)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!pi.isTransmitting)
+            #expect(!transmitLamp.read())
+            #expect(transmitLamp.writes == [false, true, false], "the lamp flickered: \(transmitLamp.writes)")
+        }
+
+        @Test func lineAddresses() {
+            #expect(GPIOLineAddress("gpiochip0:17") == GPIOLineAddress("gpiochip0:17"))
+            #expect(GPIOLineAddress("gpiochip0:17")?.offset == 17)
+            #expect(GPIOLineAddress("0:4")?.chip == "0")
+            #expect(GPIOLineAddress("17") == nil)
+            #expect(GPIOLineAddress("chip:x") == nil)
+        }
+
+        @Test func aMissingChipIsAClearError() {
+            #expect(throws: GPIOError.self) { try ChipGPIOLine(GPIOLineAddress("gpiochip99:1")!, direction: .output) }
+        }
+    }
+}
