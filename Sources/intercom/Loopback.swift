@@ -46,7 +46,7 @@ struct Loopback: AsyncParsableCommand {
         print(String(format: "mouth-to-ear delay   %.1f ms (jitter buffer target %.1f ms)", report.delayMilliseconds, s.targetDelayMs))
         print(String(format: "output vs input      correlation %.3f", report.correlation))
         print("network              \(report.relay.received) packets sent, \(report.relay.dropped) lost, \(report.relay.duplicated) duplicated")
-        print("receiver             \(s.received) received, \(s.lost) lost: \(s.recoveredFEC) recovered by FEC, \(s.concealed) concealed; \(s.late) late, \(s.duplicated) duplicates")
+        print("receiver             \(s.received) received, \(s.lost) lost: \(s.recoveredFec) recovered by FEC, \(s.concealed) concealed; \(s.late) late, \(s.duplicated) duplicates")
         print("Listen: \(outputFile)")
     }
 
