@@ -78,7 +78,8 @@ final class CapturePipeline {
 
     private func captureOneFrame() throws {
         let hasAudio = try source.read(into: &frame)
-        let captureTime = SystemClock.monotonicNanoseconds() - frameNanoseconds - source.delayNanoseconds
+        let captureTime = source.lastFrameCaptureTime
+            ?? SystemClock.monotonicNanoseconds() - frameNanoseconds - source.delayNanoseconds
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }

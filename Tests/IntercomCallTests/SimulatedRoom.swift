@@ -64,6 +64,11 @@ private struct Pacing {
         return first
     }
 
+    /// When frame `frames + offset` is due.
+    func due(offset: Int64) -> UInt64? {
+        start.map { UInt64(Int64($0) + (Int64(frames) + offset) * 10_000_000) }
+    }
+
     func untilNext() -> UInt64 {
         guard let start else { return 0 }
         let due = start + frames * 10_000_000
@@ -77,6 +82,7 @@ private final class RoomMicrophone: AudioSource {
     var pacing = Pacing()
     var firstSampleTime: UInt64?
     var delayNanoseconds: UInt64 { 0 }
+    var lastFrameCaptureTime: UInt64? { pacing.due(offset: -1) }
 
     init(room: SimulatedRoom) { self.room = room }
 
@@ -92,6 +98,7 @@ private final class RoomSpeaker: AudioSink {
     var pacing = Pacing()
     var firstSampleTime: UInt64?
     var delayNanoseconds: UInt64 { pacing.untilNext() }
+    var nextFramePlayTime: UInt64? { pacing.due(offset: 0) }
 
     init(room: SimulatedRoom) { self.room = room }
 

@@ -11,6 +11,13 @@ public protocol AudioSource: AnyObject {
     /// Audio captured after the frame just read and still waiting in the device, in
     /// nanoseconds: the frame began that much (plus its own length) before `read` returned.
     var delayNanoseconds: UInt64 { get }
+    /// Monotonic nanoseconds at which the first sample of the frame just read was captured,
+    /// where the source knows it exactly (a clocked file); nil to derive it from the delay.
+    var lastFrameCaptureTime: UInt64? { get }
+}
+
+extension AudioSource {
+    public var lastFrameCaptureTime: UInt64? { nil }
 }
 
 /// Where received audio goes: a sound card, a file, or nowhere.
@@ -22,8 +29,16 @@ public protocol AudioSink: AnyObject {
     var firstSampleTime: UInt64? { get }
     /// How long from now until a frame written next starts to be heard, in nanoseconds.
     var delayNanoseconds: UInt64 { get }
+    /// Monotonic nanoseconds at which a frame written next starts to be heard, where the
+    /// sink knows it exactly (a clocked file, even when the writer runs late); nil to derive
+    /// it from the delay.
+    var nextFramePlayTime: UInt64? { get }
     /// Finishes the output (a file's header is completed); further writes are ignored.
     func close()
+}
+
+extension AudioSink {
+    public var nextFramePlayTime: UInt64? { nil }
 }
 
 /// A failure of an audio endpoint, naming the file or device concerned.

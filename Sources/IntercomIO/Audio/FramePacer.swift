@@ -11,6 +11,12 @@ struct FramePacer {
         frameNanoseconds = UInt64(frameSamples) * 1_000_000_000 / UInt64(sampleRate)
     }
 
+    /// When frame number `frames + offset` is due (monotonic ns), once the clock has started.
+    func dueTime(offset: Int64) -> UInt64? {
+        guard let start else { return nil }
+        return UInt64(Int64(start) + (Int64(frames) + offset) * Int64(frameNanoseconds))
+    }
+
     /// Time until the next frame is due; zero before the first.
     func nanosecondsUntilNextFrame(offset: UInt64) -> UInt64 {
         guard let start else { return 0 }

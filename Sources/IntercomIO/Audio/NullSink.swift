@@ -8,6 +8,9 @@ public final class NullSink: AudioSink {
     /// A frame written now is heard when the pacer releases it.
     public var delayNanoseconds: UInt64 { pacer.nanosecondsUntilNextFrame(offset: 0) }
 
+    /// The next frame plays at its slot on the file's timeline, however late it is written.
+    public var nextFramePlayTime: UInt64? { pacer.dueTime(offset: 0) }
+
     public init(frameSamples: Int) {
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
     }

@@ -14,6 +14,9 @@ public final class WAVFileSource: AudioSource {
     /// Frames are handed over the moment they are complete: nothing waits behind them.
     public var delayNanoseconds: UInt64 { 0 }
 
+    /// The frame just read began one frame period before it was handed over.
+    public var lastFrameCaptureTime: UInt64? { pacer.dueTime(offset: -1) }
+
     public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
         self.path = path
         let audio: WAVCodec.Audio
