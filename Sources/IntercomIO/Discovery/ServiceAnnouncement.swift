@@ -1,0 +1,68 @@
+import IntercomCore
+
+/// What a peer publishes about itself: an `_intercom._udp` service with its name, UDP port
+/// and a short TXT record (`v`, `id`, `codec`, `ptime`, `chan`).
+public struct ServiceAnnouncement: Equatable, Sendable {
+    /// The DNS-SD service type every intercom peer publishes and browses.
+    public static let serviceType = "_intercom._udp"
+    /// The protocol version announced in `v`, the same as the hello's.
+    public static let protocolVersion = 1
+    /// A DNS label's limit, which bounds a service instance name.
+    public static let maximumNameBytes = 63
+
+    /// The TXT keys intercom uses; short, as RFC 6763 asks.
+    public enum Key {
+        public static let version = "v"
+        public static let peerID = "id"
+        public static let codec = "codec"
+        public static let frameMilliseconds = "ptime"
+        /// Reserved for channels; empty for now.
+        public static let channel = "chan"
+    }
+
+    /// The service instance name: the peer's display name. Avahi may publish it as
+    /// "name #2" after a collision; `DiscoveryEvent.published` reports the name used.
+    public let name: String
+    public let port: UInt16
+    public let peerID: PeerID
+    public let codec: String
+    public let frameMilliseconds: Int
+    public let channel: String
+    /// The TXT record, in the order published.
+    public let txtEntries: [String]
+
+    /// Checks that the name fits a DNS label and every TXT entry fits its 255 bytes.
+    public init(
+        name: String,
+        port: UInt16,
+        peerID: PeerID,
+        codec: String = "opus",
+        frameMilliseconds: Int = 10,
+        channel: String = ""
+    ) throws(DiscoveryError) {
+        guard !name.isEmpty, name.utf8.count <= Self.maximumNameBytes else {
+            throw .invalidAnnouncement("the name '\(name)' must have 1 to \(Self.maximumNameBytes) bytes of UTF-8")
+        }
+        let pairs = [
+            (Key.version, String(Self.protocolVersion)),
+            (Key.peerID, peerID.description),
+            (Key.codec, codec),
+            (Key.frameMilliseconds, String(frameMilliseconds)),
+            (Key.channel, channel),
+        ]
+        var entries: [String] = []
+        for (key, value) in pairs {
+            guard let entry = TXTRecord.entry(key: key, value: value) else {
+                throw .invalidAnnouncement("the TXT entry \(key)=\(value) is longer than \(TXTRecord.maximumEntryBytes) bytes")
+            }
+            entries.append(entry)
+        }
+        self.name = name
+        self.port = port
+        self.peerID = peerID
+        self.codec = codec
+        self.frameMilliseconds = frameMilliseconds
+        self.channel = channel
+        txtEntries = entries
+    }
+}
