@@ -22,6 +22,8 @@ public final class Call: @unchecked Sendable {
     private let stopNetwork = ManagedAtomic<Bool>(false)
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
+    /// When the call was set up (monotonic ns): discovery times count from here.
+    public var startedAtNanoseconds: UInt64 { startedAt }
 
     /// The UDP port the call listens on (useful when 0 was asked for).
     public var localPort: UInt16 { socket.localPort }

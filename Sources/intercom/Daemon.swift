@@ -33,6 +33,8 @@ struct Daemon: AsyncParsableCommand {
         for warning in file.warnings { logger.warning("\(warning)") }
         let talkCommand = try Talk.parse(file.arguments + callArguments())
         let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
+        let discovery = talkCommand.startDiscovery(for: call, logger: logger)
+        defer { discovery?.stop() }
         let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call) }
         defer { status.stop() }
         let reload = installReloadHandler(call: call, logger: logger)

@@ -11,7 +11,10 @@ struct Intercom: AsyncParsableCommand {
             With no subcommand, intercom joins the call in talk mode. Peers are found on the \
             LAN by mDNS, or named with --peer HOST:PORT.
             """,
-        subcommands: [Talk.self, Daemon.self, Status.self, ShowConfiguration.self, Loopback.self, SessionDescriptionCommand.self, Relay.self],
+        subcommands: [
+            Talk.self, Daemon.self, Status.self, Peers.self, Devices.self, ShowConfiguration.self,
+            Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self,
+        ],
         defaultSubcommand: Talk.self
     )
 

@@ -22,6 +22,8 @@ struct Talk: AsyncParsableCommand {
         // The status screen owns the terminal: only errors may be logged over it.
         let logger = makeLogger(verbose: run.verbose, quiet: interactive)
         let call = try makeCall(interactive: interactive, headless: false, logger: logger)
+        let discovery = startDiscovery(for: call, logger: logger)
+        defer { discovery?.stop() }
         let interface = TalkInterface(
             call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
         )
@@ -32,21 +34,27 @@ struct Talk: AsyncParsableCommand {
     /// Builds the call the options describe, with its audio endpoints.
     func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
         let configuration = try callConfiguration(interactive: interactive, headless: headless)
-        if !network.noDiscovery {
-            logger.notice("discovery is not available yet: call peers with --peer HOST:PORT")
-        }
-        let source: AudioSource
-        if let inputFile = audio.inputFile {
-            source = try WAVFileSource(path: inputFile, frameSamples: configuration.frameSamples)
-        } else {
-            logger.notice("no sound card support yet: listening only (give --input-file F.wav to talk)")
-            source = SilentSource(frameSamples: configuration.frameSamples)
-        }
+        let frame = configuration.frameSamples
+        let source: AudioSource = try audio.inputFile.map { path throws(AudioEndpointError) in
+            try WAVFileSource(path: path, frameSamples: frame)
+        } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
         let sink: AudioSink = try audio.outputFile.map { path throws(AudioEndpointError) in
-            try WAVFileSink(path: path, frameSamples: configuration.frameSamples)
-        } ?? NullSink(frameSamples: configuration.frameSamples)
+            try WAVFileSink(path: path, frameSamples: frame)
+        } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
 
         return try Call(configuration: configuration, source: source, sink: sink, logger: logger)
+    }
+
+    /// Publishes the call and lets discovered peers join, unless --no-discovery. Discovery
+    /// that cannot start is a warning: peers named with --peer still work.
+    func startDiscovery(for call: Call, logger: Logger) -> CallDiscovery? {
+        guard !network.noDiscovery else { return nil }
+        do {
+            return try CallDiscovery(call: call, logger: logger)
+        } catch {
+            logger.warning("mDNS discovery could not start (\(error)); call peers with --peer HOST:PORT")
+            return nil
+        }
     }
 
     func writeStatistics(of call: Call) throws {

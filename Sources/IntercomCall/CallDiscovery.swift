@@ -1,0 +1,47 @@
+import IntercomCore
+import IntercomIO
+import Logging
+
+/// Publishes a call on the LAN over mDNS and lets the peers discovery finds join it; they
+/// leave on their mDNS goodbye (or on RTCP BYE, or the keepalive timeout, in the call).
+/// Without avahi-daemon, one clear warning, and peers named with --peer keep working.
+public final class CallDiscovery: @unchecked Sendable {
+    private let discovery: ServiceDiscovery
+
+    public init(call: Call, logger: Logger) throws {
+        let configuration = call.configuration
+        let announcement = try ServiceAnnouncement(
+            name: configuration.name, port: call.localPort, peerID: configuration.peerID,
+            frameMilliseconds: configuration.encoder.frameMilliseconds
+        )
+        discovery = try ServiceDiscovery(announcing: announcement) { event in
+            switch event {
+            case .appeared(let peer), .updated(let peer):
+                guard let address = Self.preferredAddress(of: peer) else { return }
+                logger.info("peer found", metadata: [
+                    "name": "\(peer.serviceName)", "address": "\(address)",
+                    "after_ms": "\((peer.firstSeenNanoseconds - call.startedAtNanoseconds) / 1_000_000)",
+                ])
+                call.discovered(.appeared(name: peer.serviceName, address: address))
+            case .disappeared(let peer):
+                logger.info("peer left", metadata: ["name": "\(peer.serviceName)"])
+                call.discovered(.disappeared(name: peer.serviceName))
+            case .published(let name):
+                logger.info("published on the LAN", metadata: ["name": "\(name)"])
+            case .daemonUnavailable(let error):
+                logger.warning("\(error); peers given with --peer still work, and discovery resumes when avahi-daemon runs")
+            case .daemonAvailable:
+                logger.info("mDNS discovery is running")
+            case .failed(let error):
+                logger.warning("mDNS discovery: \(error)")
+            }
+        }
+    }
+
+    public func stop() { discovery.stop() }
+
+    /// IPv4 where the peer has it (every LAN routes it), else its first address.
+    static func preferredAddress(of peer: DiscoveredPeer) -> SocketAddress? {
+        peer.addresses.first { $0.family == .ipv4 } ?? peer.addresses.first
+    }
+}

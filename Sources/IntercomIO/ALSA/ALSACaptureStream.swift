@@ -1,0 +1,100 @@
+import Atomics
+import IntercomCore
+import IntercomDSP
+
+/// An open capture device, and the conversion of what it captures (any rate, channel count
+/// and sample format) into 48 kHz mono 16-bit samples.
+final class ALSACaptureStream {
+    let pcm: ALSAPCM
+    private let resampler: Resampler?
+    /// One device period as captured, interleaved in the device's format.
+    private let deviceBytes: UnsafeMutableRawPointer
+    /// The same period mixed to mono.
+    private let mono: UnsafeMutablePointer<Float>
+    /// Resampler output, some of a period at 48 kHz.
+    private let resampled: UnsafeMutableBufferPointer<Float>
+    /// Converted samples not yet handed out: a period rarely holds a whole number of frames.
+    private var pending: [Int16] = []
+    /// CLOCK_REALTIME nanoseconds at which the device captured its first sample.
+    private(set) var firstSampleTime: UInt64?
+
+    init(device: String, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>) throws(ALSAStreamFailure) {
+        do {
+            pcm = try ALSAPCM(
+                device: device, direction: .capture, frameSamples: frameSamples,
+                bufferMilliseconds: bufferMilliseconds, xruns: xruns
+            )
+        } catch {
+            throw .device(error)
+        }
+        let format = pcm.format
+        do {
+            resampler = format.isResampled ? try Resampler(inputRate: format.sampleRate, outputRate: VoiceFormat.sampleRate) : nil
+        } catch {
+            throw .conversion(error)
+        }
+        let bytes = format.periodFrames * format.channels * format.sampleFormat.bytesPerSample
+        deviceBytes = .allocate(byteCount: bytes, alignment: 16)
+        mono = .allocate(capacity: format.periodFrames)
+        resampled = .allocate(capacity: format.periodFrames * VoiceFormat.sampleRate / format.sampleRate + 64)
+        pending.reserveCapacity(frameSamples + resampled.count)
+    }
+
+    deinit {
+        deviceBytes.deallocate()
+        mono.deallocate()
+        resampled.deallocate()
+    }
+
+    /// Fills `frame`, waiting for the device to capture as many periods as that takes.
+    func read(into frame: inout [Int16]) throws(ALSAStreamFailure) {
+        while pending.count < frame.count { try captureOnePeriod() }
+        for i in frame.indices { frame[i] = pending[i] }
+        pending.removeFirst(frame.count)
+    }
+
+    /// Audio captured after the frame just read and not yet handed out: in the device, in
+    /// the resampler's filter, and converted but pending.
+    var delayNanoseconds: UInt64 {
+        let format = pcm.format
+        let deviceFrames = pcm.delayFrames + (resampler?.inputLatency ?? 0)
+        return UInt64(deviceFrames) * 1_000_000_000 / UInt64(format.sampleRate)
+            + UInt64(pending.count) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
+    }
+
+    private func captureOnePeriod() throws(ALSAStreamFailure) {
+        let format = pcm.format
+        do {
+            try pcm.read(into: deviceBytes, frames: format.periodFrames)
+        } catch {
+            throw .device(error)
+        }
+        if firstSampleTime == nil {
+            // The period just read began its own length plus what still waits behind it ago.
+            let age = UInt64(format.periodFrames + pcm.delayFrames) * 1_000_000_000 / UInt64(format.sampleRate)
+            firstSampleTime = SystemClock.realtimeNanoseconds() - age
+        }
+        format.sampleFormat.mixToMono(deviceBytes, frames: format.periodFrames, channels: format.channels, into: mono)
+        let period = UnsafeBufferPointer(start: mono, count: format.periodFrames)
+        guard let resampler else {
+            append(period)
+            return
+        }
+        var consumed = 0
+        while consumed < period.count {
+            let step: (consumed: Int, written: Int)
+            do {
+                step = try resampler.process(UnsafeBufferPointer(rebasing: period[consumed...]), into: resampled)
+            } catch {
+                throw .conversion(error)
+            }
+            append(UnsafeBufferPointer(rebasing: resampled[..<step.written]))
+            consumed += step.consumed
+            if step.consumed == 0 && step.written == 0 { break }
+        }
+    }
+
+    private func append(_ samples: UnsafeBufferPointer<Float>) {
+        for sample in samples { pending.append(int16(fromFloat: sample)) }
+    }
+}

@@ -1,0 +1,170 @@
+import Atomics
+import CALSA
+import Glibc
+import IntercomDSP
+
+/// An open ALSA PCM in the format it agreed to, closed when released.
+///
+/// It is opened non-blocking and stays so: a busy device fails at once instead of holding the
+/// caller, and transfers wait in `snd_pcm_wait` with a time limit, so a device that stops
+/// delivering cannot hang the audio thread.
+final class ALSAPCM {
+    let format: ALSANegotiatedFormat
+    private let handle: OpaquePointer
+    private let bytesPerFrame: Int
+    private let xruns: ManagedAtomic<Int>
+    /// How long a transfer may wait for the device before it counts as stalled.
+    private let stallMilliseconds: Int32
+
+    /// Opens `device` and negotiates the format nearest 48 kHz mono 16-bit it offers, with a
+    /// period of about `frameSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
+    /// Underruns and overruns it recovers from are counted in `xruns`.
+    init(
+        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>
+    ) throws(ALSAError) {
+        _ = alsaLibraryMessagesSilenced
+        var opened: OpaquePointer?
+        let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
+        try checkALSA(snd_pcm_open(&opened, device, stream, SND_PCM_NONBLOCK), "snd_pcm_open")
+        guard let opened else { throw ALSAError(function: "snd_pcm_open", code: -ENODEV) }
+        do {
+            format = try Self.negotiate(
+                opened, direction: direction, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds
+            )
+            try checkALSA(snd_pcm_prepare(opened), "snd_pcm_prepare")
+        } catch {
+            snd_pcm_close(opened)
+            throw error
+        }
+        handle = opened
+        bytesPerFrame = format.sampleFormat.bytesPerSample * format.channels
+        self.xruns = xruns
+        stallMilliseconds = Int32(max(2_000, 4 * format.bufferFrames * 1000 / format.sampleRate))
+    }
+
+    deinit { snd_pcm_close(handle) }
+
+    /// Reads exactly `frames` frames into `buffer`, waiting for the device to capture them.
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int) throws(ALSAError) {
+        try transfer(frames, function: "snd_pcm_readi") { offset, count in
+            snd_pcm_readi(handle, buffer + offset, snd_pcm_uframes_t(count))
+        }
+    }
+
+    /// Writes all `frames` frames from `buffer`, waiting for the device to make room.
+    func write(_ buffer: UnsafeRawPointer, frames: Int) throws(ALSAError) {
+        try transfer(frames, function: "snd_pcm_writei") { offset, count in
+            snd_pcm_writei(handle, buffer + offset, snd_pcm_uframes_t(count))
+        }
+    }
+
+    /// Frames between the application and the air: captured but not yet read, or written
+    /// but not yet played.
+    var delayFrames: Int {
+        var delay: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(handle, &delay) >= 0 ? max(0, delay) : 0
+    }
+
+    /// Starts a playback stream that is still waiting to fill its buffer, so what it holds plays.
+    func startIfWaiting() {
+        if snd_pcm_state(handle) == SND_PCM_STATE_PREPARED && delayFrames > 0 { snd_pcm_start(handle) }
+    }
+
+    private func transfer(
+        _ frames: Int, function: String, _ move: (_ byteOffset: Int, _ count: Int) -> snd_pcm_sframes_t
+    ) throws(ALSAError) {
+        var done = 0
+        while done < frames {
+            let result = move(done * bytesPerFrame, frames - done)
+            if result > 0 {
+                done += result
+                continue
+            }
+            let code = Int32(result)
+            switch code {
+            case 0, -EAGAIN: try waitForDevice()
+            case -EINTR: continue
+            case -EPIPE, -ESTRPIPE: try recover(code)
+            default: throw ALSAError(function: function, code: code)
+            }
+        }
+    }
+
+    private func waitForDevice() throws(ALSAError) {
+        let result = snd_pcm_wait(handle, stallMilliseconds)
+        switch result {
+        case 1...: return
+        case 0:
+            throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT, message: "no audio for \(stallMilliseconds) ms")
+        case -EINTR: return
+        case -EPIPE, -ESTRPIPE: try recover(result)
+        default: throw ALSAError(function: "snd_pcm_wait", code: result)
+        }
+    }
+
+    /// Restarts after an underrun or overrun (EPIPE) or a suspend (ESTRPIPE).
+    private func recover(_ code: Int32) throws(ALSAError) {
+        if code == -EPIPE { xruns.wrappingIncrement(ordering: .relaxed) }
+        try checkALSA(snd_pcm_recover(handle, code, 1), "snd_pcm_recover")
+    }
+
+    private static func negotiate(
+        _ pcm: OpaquePointer, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int
+    ) throws(ALSAError) -> ALSANegotiatedFormat {
+        var hardware: OpaquePointer?
+        try checkALSA(snd_pcm_hw_params_malloc(&hardware), "snd_pcm_hw_params_malloc")
+        defer { snd_pcm_hw_params_free(hardware) }
+        try checkALSA(snd_pcm_hw_params_any(pcm, hardware), "snd_pcm_hw_params_any")
+        // SpeexDSP resamples better than alsa-lib's default; a plug device must show its real rates.
+        try checkALSA(snd_pcm_hw_params_set_rate_resample(pcm, hardware, 0), "snd_pcm_hw_params_set_rate_resample")
+        try checkALSA(
+            snd_pcm_hw_params_set_access(pcm, hardware, SND_PCM_ACCESS_RW_INTERLEAVED), "snd_pcm_hw_params_set_access"
+        )
+        guard let sampleFormat = ALSASampleFormat.allCases.first(where: {
+            snd_pcm_hw_params_test_format(pcm, hardware, $0.pcmFormat) == 0
+        }) else {
+            let known = ALSASampleFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ALSAError(function: "snd_pcm_hw_params_test_format", code: -EINVAL, message: "offers none of \(known)")
+        }
+        try checkALSA(snd_pcm_hw_params_set_format(pcm, hardware, sampleFormat.pcmFormat), "snd_pcm_hw_params_set_format")
+        var channels: UInt32 = 1
+        try checkALSA(snd_pcm_hw_params_set_channels_near(pcm, hardware, &channels), "snd_pcm_hw_params_set_channels_near")
+        var rate = UInt32(VoiceFormat.sampleRate)
+        var roundingDirection: Int32 = 0
+        try checkALSA(snd_pcm_hw_params_set_rate_near(pcm, hardware, &rate, &roundingDirection), "snd_pcm_hw_params_set_rate_near")
+        var period = snd_pcm_uframes_t(frameSamples * Int(rate) / VoiceFormat.sampleRate)
+        try checkALSA(
+            snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &roundingDirection),
+            "snd_pcm_hw_params_set_period_size_near"
+        )
+        var buffer = snd_pcm_uframes_t(max(2 * Int(period), bufferMilliseconds * Int(rate) / 1000))
+        try checkALSA(snd_pcm_hw_params_set_buffer_size_near(pcm, hardware, &buffer), "snd_pcm_hw_params_set_buffer_size_near")
+        try checkALSA(snd_pcm_hw_params(pcm, hardware), "snd_pcm_hw_params")
+        try checkALSA(snd_pcm_hw_params_get_period_size(hardware, &period, &roundingDirection), "snd_pcm_hw_params_get_period_size")
+        try checkALSA(snd_pcm_hw_params_get_buffer_size(hardware, &buffer), "snd_pcm_hw_params_get_buffer_size")
+
+        var software: OpaquePointer?
+        try checkALSA(snd_pcm_sw_params_malloc(&software), "snd_pcm_sw_params_malloc")
+        defer { snd_pcm_sw_params_free(software) }
+        try checkALSA(snd_pcm_sw_params_current(pcm, software), "snd_pcm_sw_params_current")
+        try checkALSA(snd_pcm_sw_params_set_avail_min(pcm, software, period), "snd_pcm_sw_params_set_avail_min")
+        if direction == .playback {
+            // Playback starts once the buffer is full: the writer never waits before that, so
+            // starting earlier would only invite an underrun.
+            try checkALSA(
+                snd_pcm_sw_params_set_start_threshold(pcm, software, buffer), "snd_pcm_sw_params_set_start_threshold"
+            )
+        }
+        try checkALSA(snd_pcm_sw_params(pcm, software), "snd_pcm_sw_params")
+        return ALSANegotiatedFormat(
+            direction: direction, sampleRate: Int(rate), channels: Int(channels), sampleFormat: sampleFormat,
+            periodFrames: Int(period), bufferFrames: Int(buffer)
+        )
+    }
+}
+
+/// alsa-lib's own stderr messages, silenced once per process: intercom logs device errors
+/// itself, once per change of state, instead of at every retry.
+private let alsaLibraryMessagesSilenced: Void = {
+    _ = intercom_alsa_silence_library_messages()
+}()

@@ -1,0 +1,98 @@
+import Atomics
+import IntercomCore
+import IntercomDSP
+
+/// An open playback device, and the conversion of 48 kHz mono float frames into what it
+/// plays (any rate, channel count and sample format).
+final class ALSAPlaybackStream {
+    let pcm: ALSAPCM
+    private let resampler: Resampler?
+    /// Resampler output at the device's rate, mono.
+    private let resampled: UnsafeMutableBufferPointer<Float>
+    /// Up to `resampled.count` device frames, interleaved in the device's format.
+    private let deviceBytes: UnsafeMutableRawPointer
+    /// CLOCK_REALTIME nanoseconds at which the device plays the first sample written.
+    private(set) var firstSampleTime: UInt64?
+
+    init(device: String, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>) throws(ALSAStreamFailure) {
+        do {
+            pcm = try ALSAPCM(
+                device: device, direction: .playback, frameSamples: frameSamples,
+                bufferMilliseconds: bufferMilliseconds, xruns: xruns
+            )
+        } catch {
+            throw .device(error)
+        }
+        let format = pcm.format
+        do {
+            resampler = format.isResampled ? try Resampler(inputRate: VoiceFormat.sampleRate, outputRate: format.sampleRate) : nil
+        } catch {
+            throw .conversion(error)
+        }
+        let capacity = frameSamples * format.sampleRate / VoiceFormat.sampleRate + 64
+        resampled = .allocate(capacity: capacity)
+        deviceBytes = .allocate(byteCount: capacity * format.channels * format.sampleFormat.bytesPerSample, alignment: 16)
+    }
+
+    deinit {
+        resampled.deallocate()
+        deviceBytes.deallocate()
+    }
+
+    /// Plays `frame`, waiting for the device to make room for it.
+    func write(_ frame: [Float]) throws(ALSAStreamFailure) {
+        if firstSampleTime == nil {
+            let ahead = UInt64(pcm.delayFrames) * 1_000_000_000 / UInt64(pcm.format.sampleRate)
+            firstSampleTime = SystemClock.realtimeNanoseconds() + ahead
+        }
+        try frame.withUnsafeBufferPointer { (samples) throws(ALSAStreamFailure) in try resampleAndPlay(samples) }
+    }
+
+    /// How long until a sample written now is heard: the device's queue and the resampler's filter.
+    var delayNanoseconds: UInt64 {
+        UInt64(pcm.delayFrames) * 1_000_000_000 / UInt64(pcm.format.sampleRate)
+            + UInt64(resampler?.inputLatency ?? 0) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
+    }
+
+    /// Lets what is queued play out, for at most `limit` nanoseconds.
+    func playOut(limit: UInt64) {
+        pcm.startIfWaiting()
+        SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + min(delayNanoseconds, limit))
+    }
+
+    private func resampleAndPlay(_ samples: UnsafeBufferPointer<Float>) throws(ALSAStreamFailure) {
+        guard let resampler else {
+            try play(samples)
+            return
+        }
+        var consumed = 0
+        while consumed < samples.count {
+            let step: (consumed: Int, written: Int)
+            do {
+                step = try resampler.process(UnsafeBufferPointer(rebasing: samples[consumed...]), into: resampled)
+            } catch {
+                throw .conversion(error)
+            }
+            try play(UnsafeBufferPointer(rebasing: resampled[..<step.written]))
+            consumed += step.consumed
+            if step.consumed == 0 && step.written == 0 { break }
+        }
+    }
+
+    /// Spreads mono samples at the device's rate over its channels and format, and writes them.
+    private func play(_ samples: UnsafeBufferPointer<Float>) throws(ALSAStreamFailure) {
+        let format = pcm.format
+        var start = 0
+        while start < samples.count {
+            let count = min(samples.count - start, resampled.count)
+            guard let chunk = UnsafeBufferPointer(rebasing: samples[start..<(start + count)]).baseAddress else { return }
+            format.sampleFormat.spread(chunk, frames: count, channels: format.channels, into: deviceBytes)
+            do {
+                try pcm.write(deviceBytes, frames: count)
+            } catch {
+                throw .device(error)
+            }
+            start += count
+        }
+    }
+}
