@@ -1,0 +1,104 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// Calls in the LAN lab (network namespaces, each with its own avahi-daemon), with no
+    /// addresses typed: peers find each other by mDNS.
+    @Suite(.enabled(if: LANLab.isAvailable, "the LAN lab needs root and the tools scripts/setup installs"))
+    struct DiscoveryCallTests {
+        /// A daemon in a lab host and its status socket.
+        struct HostDaemon {
+            let process: ChildProcess
+            let socket: String
+            let output: String
+
+            init(_ lab: LANLab, host: Int, name: String, speech: String, extra: [String] = []) throws {
+                socket = temporaryPath("h\(host).sock")
+                output = temporaryPath("h\(host).wav")
+                process = try lab.intercom(host, [
+                    "daemon", "--port", "5004", "--name", name, "--input-file", speech, "--mode", "open",
+                    "--output-file", output, "--status-socket", socket,
+                ] + extra)
+            }
+
+            func peers() -> [[String: Any]] {
+                let reply = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", socket])
+                guard reply.status == 0, let data = reply.output.data(using: .utf8),
+                      let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return [] }
+                return ((status["call"] as? [String: Any])?["peers"] as? [[String: Any]]) ?? []
+            }
+
+            func heard(_ address: String) -> Bool {
+                peers().contains { ($0["address"] as? String) == address && ($0["ssrc"] as? NSNumber) != nil }
+            }
+
+            func waitUntil(seconds: Double, _ condition: () -> Bool) -> Double? {
+                let start = Date()
+                while Date().timeIntervalSince(start) < seconds {
+                    if condition() { return Date().timeIntervalSince(start) }
+                    usleep(50_000)
+                }
+                return nil
+            }
+        }
+
+        @Test func twoPeersWithNoAddressesFindEachOtherTalkAndLeave() throws {
+            let lab = try LANLab(hosts: 2)
+            defer { lab.shutDown() }
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph).path
+            let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech)
+            let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
+            let bobAddress = "\(lab.ipv4Address(2)):5004"
+            let aliceAddress = "\(lab.ipv4Address(1)):5004"
+
+            let found = alice.waitUntil(seconds: 8) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
+            #expect(found != nil, "alice: \(alice.peers()) bob: \(bob.peers())\n\(alice.process.standardError)")
+            // How long discovery took, as each peer logged it (the goal is under a second).
+            usleep(300_000)
+            let times = [alice, bob].compactMap { daemon in
+                daemon.process.standardError.split(separator: "\n").first { $0.contains("peer found") }?
+                    .split(separator: " ").first { $0.hasPrefix("after_ms=") }.flatMap { Int($0.dropFirst("after_ms=".count)) }
+            }
+            print("discovery: start to peer found in \(times) ms (goal < 1000 ms)")
+            #expect(times.count == 2 && times.allSatisfy { $0 < 2_000 }, "\(times)")
+            #expect(alice.peers().first { ($0["address"] as? String) == bobAddress }?["origin"] as? String == "discovered")
+
+            // SIGTERM: a goodbye (RTCP BYE and mDNS), so alice drops bob within 3 s.
+            bob.process.signal(SIGTERM)
+            #expect(bob.process.wait(seconds: 5) == 0, "\(bob.process.standardError)")
+            let dropped = alice.waitUntil(seconds: 3) { !alice.peers().contains { ($0["address"] as? String) == bobAddress } }
+            #expect(dropped != nil, "alice still lists bob: \(alice.peers())")
+
+            // SIGKILL: no word at all; bob goes after the keepalive timeout at the latest.
+            let again = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
+            #expect(alice.waitUntil(seconds: 8) { alice.heard(bobAddress) } != nil)
+            again.process.signal(SIGKILL)
+            _ = again.process.wait(seconds: 5)
+            let forgotten = alice.waitUntil(seconds: 8) { !alice.peers().contains { ($0["address"] as? String) == bobAddress } }
+            #expect(forgotten != nil, "alice still lists the killed bob: \(alice.peers())")
+            alice.process.signal(SIGTERM)
+            #expect(alice.process.wait(seconds: 5) == 0)
+            // Alice's output holds bob's speech.
+            let heard = try CallFixtures.readWAV(alice.output).samples
+            #expect(SignalMeasures.rms(heard) > 0.01)
+        }
+
+        @Test func withoutAvahiDaemonOneWarningAndStaticPeersStillWork() throws {
+            let lab = try LANLab(hosts: 2, withoutAvahi: [1, 2])
+            defer { lab.shutDown() }
+            let speech = try SpeechFixture.wavFile(SpeechFixture.sentence).path
+            let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech, extra: ["--peer", "\(lab.ipv4Address(2)):5004"])
+            let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
+            let talking = alice.waitUntil(seconds: 6) { alice.heard("\(lab.ipv4Address(2)):5004") && bob.heard("\(lab.ipv4Address(1)):5004") }
+            #expect(talking != nil, "alice: \(alice.peers()) bob: \(bob.peers())")
+            alice.process.signal(SIGTERM)
+            bob.process.signal(SIGTERM)
+            _ = alice.process.wait(seconds: 5)
+            _ = bob.process.wait(seconds: 5)
+            let warnings = alice.process.standardError.split(separator: "\n").filter { $0.contains("peers given with --peer still work") }
+            #expect(warnings.count == 1, "\(alice.process.standardError)")
+        }
+    }
+}
