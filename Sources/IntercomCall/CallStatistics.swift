@@ -24,6 +24,8 @@ public struct CallStatistics: Codable, Sendable {
     public var datagramsSent = 0
     public var bytesSent = 0
     public var datagramsReceived = 0
+    /// The loss rate our encoder's in-band FEC is sized for now, following the peers' reports.
+    public var fecExpectedLossPercent = 0
     public var dropped = Dropped()
     public var streams: [StreamStatistics] = []
     public var peers: [PeerSnapshot] = []
@@ -64,6 +66,7 @@ public struct CallStatistics: Codable, Sendable {
         datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)
         bytesSent = networkCounters.bytesSent.load(ordering: .relaxed)
         datagramsReceived = networkCounters.datagramsReceived.load(ordering: .relaxed)
+        fecExpectedLossPercent = captureCounters.expectedLossPercent.load(ordering: .relaxed)
         dropped = Dropped(
             malformed: networkCounters.malformed.load(ordering: .relaxed),
             wrongVersion: networkCounters.wrongVersion.load(ordering: .relaxed),

@@ -30,6 +30,8 @@ final class CapturePipeline {
     /// Tone samples still to mix into outgoing frames.
     private var pendingTone: ArraySlice<Float> = []
     private var gateWasOpen = false
+    private var lossAdaptation: LossAdaptation
+    private var lastLossReport = 0
     let counters: CaptureCounters
 
     init(
@@ -37,6 +39,8 @@ final class CapturePipeline {
         localTones: SPSCRing<[Float]>, outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
     ) throws {
         talkTones = configuration.talkTones
+        lossAdaptation = LossAdaptation(initialPercent: configuration.encoder.expectedLossPercent)
+        counters.expectedLossPercent.store(configuration.encoder.expectedLossPercent, ordering: .relaxed)
         self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
@@ -97,6 +101,7 @@ final class CapturePipeline {
         if !pendingTone.isEmpty { mixPendingTone(silenceSpeech: !gateOpen) }
         counters.talking.store(talking, ordering: .relaxed)
 
+        adaptToReportedLoss()
         var payload: ArraySlice<UInt8> = []
         if talking {
             payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
@@ -116,6 +121,18 @@ final class CapturePipeline {
             wakeNetwork()
         } else {
             counters.outboxFull.wrappingIncrement(ordering: .relaxed)
+        }
+    }
+
+    /// Sizes in-band FEC to the loss the peers report, when a new report came in.
+    private func adaptToReportedLoss() {
+        let reports = counters.lossReports.load(ordering: .relaxed)
+        guard reports != lastLossReport else { return }
+        lastLossReport = reports
+        let fraction = Double(counters.reportedLossPermille.load(ordering: .relaxed)) / 1000
+        if let percent = lossAdaptation.reported(fractionLost: fraction) {
+            try? encoder.setExpectedLoss(percent: percent)
+            counters.expectedLossPercent.store(percent, ordering: .relaxed)
         }
     }
 
@@ -174,6 +191,12 @@ final class CaptureCounters: Sendable {
     /// capture thread follows when they change.
     let mode = ManagedAtomic<Int>(0)
     let voxThreshold = ManagedAtomic<Int>(80)
+    /// The worst loss (per mille) a peer reported for our stream in its latest RTCP report,
+    /// and a count of reports, written by the network thread.
+    let reportedLossPermille = ManagedAtomic<Int>(0)
+    let lossReports = ManagedAtomic<Int>(0)
+    /// The loss rate the encoder's FEC is sized for now.
+    let expectedLossPercent = ManagedAtomic<Int>(0)
     /// Peak of the last frame, 0...32768.
     let level = ManagedAtomic<Int>(0)
     let firstSampleTime = ManagedAtomic<UInt64>(0)

@@ -202,6 +202,10 @@ final class NetworkLoop {
     private func noteReports(_ blocks: [ReportBlock], from address: SocketAddress, arrival: NTPTimestamp) {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
+        // The encoder protects against the worst link among the peers.
+        let worst = remoteReports.values.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
+        capture.reportedLossPermille.store(worst, ordering: .relaxed)
+        capture.lossReports.wrappingIncrement(ordering: .relaxed)
         if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
     }
 

@@ -37,6 +37,8 @@ extension EndToEndTests {
             #expect(gaps.spoken > 100)
             #expect(gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
             #expect(CallFixtures.int(receiver, "lost") == 0)
+            // No loss reported: FEC stays small, so the primary frames keep their bits.
+            #expect(CallFixtures.int(sender, "fec_expected_loss_percent") == 1)
             #expect(CallFixtures.int(receiver, "received") >= CallFixtures.int(sender, "sent_packets") - 2)
             // The output file runs on the wall clock from its first sample: its length is its running time.
             let expectedSamples = (seconds + 0.5) * 48_000
@@ -79,6 +81,8 @@ extension EndToEndTests {
             #expect(lost > 0 && lost >= sent - received - 3)
             #expect(repaired >= lost, "lost \(lost), repaired \(repaired)")
             #expect(CallFixtures.int(receiver, "recovered_fec") > 0)
+            // The sender sized its FEC to the loss the receiver reported.
+            #expect(CallFixtures.int(sender, "fec_expected_loss_percent") >= 8, "\(sender)")
             let expectedSamples = (seconds + 0.5) * 48_000
             #expect(abs(Double(heard.samples.count) - expectedSamples) < 0.05 * expectedSamples)
             let alignment = CallFixtures.align(input: input, output: heard.samples, senderStats: sender, receiverStats: receiver)
