@@ -100,5 +100,43 @@ extension EndToEndTests {
             let warnings = alice.process.standardError.split(separator: "\n").filter { $0.contains("peers given with --peer still work") }
             #expect(warnings.count == 1, "\(alice.process.standardError)")
         }
+
+        @Test func theCallComesBackByItselfAfterTheNetworkWentDown() throws {
+            let lab = try LANLab(hosts: 2)
+            defer { lab.shutDown() }
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph).path
+            let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech)
+            let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech, extra: ["--peer", "\(lab.ipv4Address(1)):5004"])
+            let aliceAddress = "\(lab.ipv4Address(1)):5004"
+            #expect(bob.waitUntil(seconds: 8) { bob.heard(aliceAddress) } != nil)
+
+            func received() -> Int {
+                let reply = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", bob.socket])
+                guard let data = reply.output.data(using: .utf8),
+                      let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return 0 }
+                return ((status["call"] as? [String: Any])?["received"] as? NSNumber)?.intValue ?? 0
+            }
+            // Bob's link goes down for three seconds (its address goes with it), then comes back.
+            func link(_ state: String) throws {
+                let command = try lab.run(2, "ip", ["link", "set", "lan0", state])
+                #expect(command.wait(seconds: 10) == 0)
+            }
+            try link("down")
+            usleep(1_000_000)
+            let during = received()
+            usleep(2_000_000)
+            #expect(received() <= during + 5, "audio still arrived while the link was down")
+            try link("up")
+            let address = try lab.run(2, "ip", ["addr", "replace", "\(lab.ipv4Address(2))/24", "dev", "lan0"])
+            _ = address.wait(seconds: 10)
+
+            let before = received()
+            let back = bob.waitUntil(seconds: 10) { received() > before + 50 }
+            #expect(back != nil, "bob hears nothing since the network came back: \(bob.peers())")
+            alice.process.signal(SIGTERM)
+            bob.process.signal(SIGTERM)
+            #expect(alice.process.wait(seconds: 5) == 0)
+            #expect(bob.process.wait(seconds: 5) == 0, "\(bob.process.standardError)")
+        }
     }
 }
