@@ -41,6 +41,7 @@ public struct CallStatistics: Codable, Sendable {
         public var unsupportedHello = 0
         public var inboxFull = 0
         public var undecodable = 0
+        public var unvalidated = 0
     }
 
     init(
@@ -75,7 +76,8 @@ public struct CallStatistics: Codable, Sendable {
             refusedPeer: networkCounters.refusedPeer.load(ordering: .relaxed),
             unsupportedHello: networkCounters.unsupportedHello.load(ordering: .relaxed),
             inboxFull: networkCounters.inboxFull.load(ordering: .relaxed),
-            undecodable: playback.undecodable
+            undecodable: playback.undecodable,
+            unvalidated: networkCounters.unvalidated.load(ordering: .relaxed)
         )
         peers = network.peers
         self.runningSeconds = runningSeconds

@@ -13,6 +13,8 @@ final class NetworkCounters: Sendable {
     let refusedPeer = ManagedAtomic<Int>(0)
     let unsupportedHello = ManagedAtomic<Int>(0)
     let inboxFull = ManagedAtomic<Int>(0)
+    /// RTP packets of streams not (yet) validated by their sequence numbers.
+    let unvalidated = ManagedAtomic<Int>(0)
     let ownPackets = ManagedAtomic<Int>(0)
     /// Sent datagrams and bytes, RTP and RTCP together.
     let datagramsSent = ManagedAtomic<Int>(0)

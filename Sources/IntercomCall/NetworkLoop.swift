@@ -137,7 +137,16 @@ final class NetworkLoop {
             counters.ownPackets.wrappingIncrement(ordering: .relaxed)
             return
         }
-        // A stranger that sends valid audio is a peer that was given our address: answer it.
+        // Only a stream whose sequence numbers follow on (RFC 3550's probation) is played:
+        // random datagrams that happen to parse as RTP never are.
+        let validated = receptions[packet.ssrc, default: ReceptionStatistics(ssrc: packet.ssrc)]
+            .record(sequenceNumber: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrivalNanoseconds: now)
+        guard validated else {
+            counters.unvalidated.wrappingIncrement(ordering: .relaxed)
+            if receptions.count > PeerTableLimits.streams { receptions[packet.ssrc] = nil }
+            return
+        }
+        // A stranger that sends a valid stream is a peer that was given our address: answer it.
         guard peers.heard(from: address, now: now) else {
             counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
             return
@@ -145,8 +154,6 @@ final class NetworkLoop {
         counters.rtpReceived.wrappingIncrement(ordering: .relaxed)
         peers.update(address) { $0.ssrc = packet.ssrc }
         sourceAddress[packet.ssrc] = address
-        _ = receptions[packet.ssrc, default: ReceptionStatistics(ssrc: packet.ssrc)]
-            .record(sequenceNumber: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrivalNanoseconds: now)
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
             marker: packet.marker, payload: packet.payload, arrivalTime: now
@@ -289,6 +296,12 @@ final class NetworkLoop {
         }
         snapshot.withLock { $0.peers = rows }
     }
+}
+
+/// Bounds on what strangers can make the network thread keep.
+enum PeerTableLimits {
+    /// Streams on probation or playing; beyond this, unvalidated ones are forgotten.
+    static let streams = 64
 }
 
 /// A change in the peers that discovery sees, handed to the network thread.

@@ -7,7 +7,7 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
 
     public struct Peer: Sendable {
         public let address: Address
-        public let origin: Origin
+        public var origin: Origin
         public var name: String?
         public var canonicalName: String?
         public var ssrc: UInt32?
@@ -32,8 +32,14 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
 
     public var addresses: [Address] { Array(peers.keys) }
 
-    /// Adds a peer to call; an address already known keeps its state.
+    /// Adds a peer to call; an address already known keeps its state, but a peer that was
+    /// only learned from its packets takes the origin that names it (so that discovery's
+    /// goodbye, or the configuration, governs it from then on).
     public mutating func add(_ address: Address, origin: Origin, now: UInt64 = 0) {
+        if peers[address]?.origin == .learned, origin != .learned {
+            peers[address]!.origin = origin
+            return
+        }
         guard peers[address] == nil, peers.count < capacity else { return }
         peers[address] = Peer(address: address, origin: origin, added: now)
     }

@@ -71,3 +71,14 @@ import Testing
         #expect(second.map(\.address) == ["talker"])
     }
 }
+
+@Suite struct PeerOriginTests {
+    @Test func discoveryNamesAPeerThatReachedUsFirst() {
+        var table = PeerTable<String>()
+        table.heard(from: "bob", now: 0)
+        table.add("bob", origin: .discovered, now: 1)
+        #expect(table.peers["bob"]?.origin == .discovered)
+        table.saidGoodbye("bob")
+        #expect(table.peers["bob"] == nil)
+    }
+}
