@@ -14,12 +14,7 @@ struct Devices: ParsableCommand {
     )
 
     func run() throws {
-        let catalog: ALSADeviceCatalog
-        do {
-            catalog = try ALSADeviceCatalog.read()
-        } catch {
-            throw ValidationError("cannot list ALSA devices: \(error)")
-        }
+        let catalog = try ALSADeviceCatalog.read()
         if catalog.soundCardCount == 0 {
             print("No sound card found: only ALSA's software devices are listed.\n")
         }

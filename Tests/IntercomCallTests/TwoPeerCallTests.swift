@@ -78,7 +78,9 @@ extension EndToEndTests {
             #expect(sent > 300)
             // About a tenth of the packets never arrive, and the receiver knows it.
             #expect(Double(sent - received) > 0.05 * Double(sent) && Double(sent - received) < 0.16 * Double(sent))
-            #expect(lost > 0 && lost >= sent - received - 3)
+            // Packets before the stream passed validation (RFC 3550 probation, which loss and
+            // reordering can prolong at the start) are dropped unseen: a few, not counted as lost.
+            #expect(lost > 0 && lost >= sent - received - 12, "sent \(sent), received \(received), lost \(lost)")
             #expect(repaired >= lost, "lost \(lost), repaired \(repaired)")
             #expect(CallFixtures.int(receiver, "recovered_fec") > 0)
             // The sender sized its FEC to the loss the receiver reported.

@@ -6,8 +6,8 @@ import IntercomDSP
 /// An open ALSA PCM in the format it agreed to, closed when released.
 ///
 /// It is opened non-blocking and stays so: a busy device fails at once instead of holding the
-/// caller, and transfers wait in `snd_pcm_wait` with a time limit, so a device that stops
-/// delivering cannot hang the audio thread.
+/// caller, and transfers wait in `poll` with a time limit, so a device that stops delivering
+/// cannot hang the audio thread.
 final class ALSAPCM {
     let format: ALSANegotiatedFormat
     private let handle: OpaquePointer
@@ -15,6 +15,8 @@ final class ALSAPCM {
     private let xruns: ManagedAtomic<Int>
     /// How long a transfer may wait for the device before it counts as stalled.
     private let stallMilliseconds: Int32
+    /// The device's poll descriptors, refreshed before each wait.
+    private var pollDescriptors: [pollfd]
 
     /// Opens `device` and negotiates the format nearest 48 kHz mono 16-bit it offers, with a
     /// period of about `frameSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
@@ -40,6 +42,7 @@ final class ALSAPCM {
         bytesPerFrame = format.sampleFormat.bytesPerSample * format.channels
         self.xruns = xruns
         stallMilliseconds = Int32(max(2_000, 4 * format.bufferFrames * 1000 / format.sampleRate))
+        pollDescriptors = Array(repeating: pollfd(), count: max(1, Int(snd_pcm_poll_descriptors_count(opened))))
     }
 
     deinit { snd_pcm_close(handle) }
@@ -74,15 +77,28 @@ final class ALSAPCM {
         _ frames: Int, function: String, _ move: (_ byteOffset: Int, _ count: Int) -> snd_pcm_sframes_t
     ) throws(ALSAError) {
         var done = 0
+        // Since when the device has moved no audio, while it moves none.
+        var idleSince: UInt64?
         while done < frames {
             let result = move(done * bytesPerFrame, frames - done)
             if result > 0 {
                 done += result
+                idleSince = nil
                 continue
             }
             let code = Int32(result)
             switch code {
-            case 0, -EAGAIN: try waitForDevice()
+            case 0, -EAGAIN:
+                let now = SystemClock.monotonicNanoseconds()
+                if let idleSince {
+                    guard now - idleSince < UInt64(stallMilliseconds) * 1_000_000 else { throw stalled() }
+                    // Woken with nothing to move: some plugins' poll (PulseAudio's) says ready too
+                    // early, and a real-time thread that spun on it would starve the plugin's own.
+                    SystemClock.sleep(untilMonotonic: now + 1_000_000)
+                } else {
+                    idleSince = now
+                }
+                try waitForDevice()
             case -EINTR: continue
             case -EPIPE, -ESTRPIPE: try recover(code)
             default: throw ALSAError(function: function, code: code)
@@ -90,16 +106,29 @@ final class ALSAPCM {
         }
     }
 
+    /// Waits in one `poll` for the device to have room or audio. `snd_pcm_wait` would loop
+    /// over `poll` until the plugin reports an event, and the pulse plugin's descriptor can
+    /// stay readable without one: that loop spins, and on a real-time thread starves the
+    /// plugin's own threads. The caller instead tries the transfer again, pausing if it moves
+    /// nothing.
     private func waitForDevice() throws(ALSAError) {
-        let result = snd_pcm_wait(handle, stallMilliseconds)
-        switch result {
-        case 1...: return
-        case 0:
-            throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT, message: "no audio for \(stallMilliseconds) ms")
-        case -EINTR: return
-        case -EPIPE, -ESTRPIPE: try recover(result)
-        default: throw ALSAError(function: "snd_pcm_wait", code: result)
+        let count = pollDescriptors.withUnsafeMutableBufferPointer {
+            snd_pcm_poll_descriptors(handle, $0.baseAddress, UInt32($0.count))
         }
+        guard count > 0 else { throw ALSAError(function: "snd_pcm_poll_descriptors", code: count < 0 ? count : -EIO) }
+        let ready = pollDescriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t(count), stallMilliseconds) }
+        if ready == 0 { throw stalled() }
+        if ready < 0 && errno != EINTR { throw ALSAError(function: "poll", code: -errno) }
+        // Plugins update their own state here (the pulse plugin re-arms its descriptor); what
+        // the events say, the next transfer tells.
+        var events: UInt16 = 0
+        _ = pollDescriptors.withUnsafeMutableBufferPointer {
+            snd_pcm_poll_descriptors_revents(handle, $0.baseAddress, UInt32(count), &events)
+        }
+    }
+
+    private func stalled() -> ALSAError {
+        ALSAError(function: "poll", code: -ETIMEDOUT, message: "no audio for \(stallMilliseconds) ms")
     }
 
     /// Restarts after an underrun or overrun (EPIPE) or a suspend (ESTRPIPE).
