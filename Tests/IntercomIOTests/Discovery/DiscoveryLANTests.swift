@@ -152,8 +152,10 @@ struct DiscoveryLANTests {
             names = announcers.map { announcer in announcer.lines.last { $0.event == "published" }?.name }
         } while Set(names.compactMap { $0 }).count < 3 && SystemClock.monotonicNanoseconds() - startedAt < 15_000_000_000
         print("discovery: one name on three services became \(names.map { $0 ?? "?" }) within \(Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9) s")
+        // Which of them keeps the plain name is Avahi's call: when the probes cross, every
+        // side may see a conflict and take an alternative, so only uniqueness is promised.
         #expect(Set(names.compactMap { $0 }).count == 3)
-        #expect(names.contains("alice") && names.allSatisfy { $0?.hasPrefix("alice") == true })
+        #expect(names.allSatisfy { $0?.hasPrefix("alice") == true })
         // Each finds the other two under their final names, told apart by id.
         for (index, announcer) in announcers.enumerated() {
             for (otherIndex, other) in announcers.enumerated() where otherIndex != index {
