@@ -37,16 +37,23 @@ public enum SpeechFixture {
         return made[key]!
     }
 
-    /// A 48 kHz mono 16-bit WAV file of the utterance, made once per process.
+    private static let files = NSLock()
+
+    /// A 48 kHz mono 16-bit WAV file of the utterance, made once per process. Concurrent
+    /// tests wait for each other, and the file appears under its name only once complete.
     public static func wavFile(_ text: String = paragraph, voice: Voice = .male) throws -> URL {
+        files.lock()
+        defer { files.unlock() }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("intercom-speech-\(getpid())")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let name = "\(voice.rawValue)-\(UInt32(truncatingIfNeeded: text.hashValue))"
         let output = folder.appendingPathComponent("\(name)-48k.wav")
         if FileManager.default.fileExists(atPath: output.path) { return output }
         let raw = folder.appendingPathComponent("\(name)-raw.wav")
+        let partial = folder.appendingPathComponent("\(name)-48k.partial.wav")
         try run("espeak-ng", ["-v", voice.rawValue, "-s", "160", "-w", raw.path, text])
-        try run("sox", [raw.path, "-r", "48000", "-c", "1", "-b", "16", output.path])
+        try run("sox", [raw.path, "-r", "48000", "-c", "1", "-b", "16", partial.path])
+        guard rename(partial.path, output.path) == 0 else { throw FixtureError.toolFailed("rename", String(cString: strerror(errno))) }
         return output
     }
 

@@ -1,0 +1,218 @@
+import Foundation
+
+/// A private, headless PulseAudio server whose null sinks are sound devices paced in real
+/// time (`scripts/lab/audio-lab`), for tests of the ALSA endpoints and of whole peers.
+///
+/// Each lab has its own server, socket and device names, so tests can run side by side. Its
+/// ALSA devices are visible to this process (through `ALSA_CONFIG_PATH`, set once) and to
+/// child processes started with `environment`. The lab stops when released, and by itself
+/// if this process dies first.
+public final class AudioLab: @unchecked Sendable {
+    /// The device names this lab was started with, as in `scripts/lab/audio/devices`.
+    public let devices: [String]
+    /// The lab's folder: its server's socket, logs and ALSA configuration.
+    public let directory: String
+    private let prefix: String
+    /// What clients need to reach the lab: PULSE_SERVER, PULSE_COOKIE, ALSA_CONFIG_PATH.
+    public let environment: [String: String]
+    private let stopLock = NSLock()
+    private var stopped = false
+
+    /// Whether labs can run here: PulseAudio is installed.
+    public static var isAvailable: Bool {
+        (try? SpeechFixture.run("sh", ["-c", "command -v pulseaudio"])) != nil
+    }
+
+    public static let unavailableReason = "the audio lab needs pulseaudio (scripts/setup installs it)"
+
+    /// Starts a lab with the named devices.
+    public static func start(devices: [String]) throws -> AudioLab {
+        let number = nextLabNumber()
+        let prefix = "t\(getpid())_\(number)"
+        let directory = temporaryPath("audio-lab-\(number)")
+        try SpeechFixture.run(Self.script, [
+            "start", "--dir", directory, "--prefix", prefix,
+            "--devices", devices.joined(separator: ","), "--owner", "\(getpid())",
+        ])
+        var environment: [String: String] = [:]
+        for line in try SpeechFixture.run(Self.script, ["env", "--dir", directory]).split(separator: "\n") {
+            // export NAME='value'
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let name = line[..<equals].replacingOccurrences(of: "export ", with: "")
+            environment[name] = String(line[line.index(after: equals)...]).trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        }
+        let lab = AudioLab(devices: devices, directory: directory, prefix: prefix, environment: environment)
+        try ALSAConfigurationOfThisProcess.add(lab)
+        return lab
+    }
+
+    private init(devices: [String], directory: String, prefix: String, environment: [String: String]) {
+        self.devices = devices
+        self.directory = directory
+        self.prefix = prefix
+        self.environment = environment
+    }
+
+    deinit { stop() }
+
+    /// The ALSA PCM name of one of the lab's devices.
+    public func alsaName(_ device: String) -> String { "\(prefix)_\(device)" }
+
+    /// Plays a WAV file into a device's sink, as the sound reaching that microphone; the
+    /// returned process ends when the file has played.
+    public func inject(_ wav: URL, into device: String) throws -> ChildProcess {
+        try client("paplay", ["--latency-msec=20", "-d", device, wav.path])
+    }
+
+    /// Records what a device's sink plays, as raw 48 kHz mono 16-bit samples, until
+    /// `finishRecording` stops it.
+    public func record(_ device: String, to path: String) throws -> ChildProcess {
+        try client("parec", [
+            "--latency-msec=20", "-d", "\(device).monitor", "--raw", "--rate=48000", "--channels=1", "--format=s16le", path,
+        ])
+    }
+
+    /// A PulseAudio client of this lab. Its signals are unblocked: it inherits the mask of the
+    /// starting thread, which may block SIGTERM, and then could only be killed.
+    private func client(_ tool: String, _ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess("/usr/bin/env", ["--default-signal", tool] + arguments, environment: environment)
+    }
+
+    /// Stops a recording and returns what it holds, in [-1, 1].
+    public func finishRecording(_ recorder: ChildProcess, path: String) throws -> [Float] {
+        recorder.signal(SIGTERM)
+        recorder.wait(seconds: 5)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        return stride(from: 0, to: bytes.count - 1, by: 2).map {
+            Float(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32_768
+        }
+    }
+
+    /// Routes what `speaker` plays into `microphone`, `delayMilliseconds` later: an echo path
+    /// from a peer's speaker to its own microphone (PulseAudio's module-loopback). Returns the
+    /// module's index, for `removeEchoPath`.
+    @discardableResult
+    public func addEchoPath(from speaker: String, into microphone: String, delayMilliseconds: Int) throws -> Int {
+        let index = try pactl([
+            "load-module", "module-loopback", "source=\(speaker).monitor", "sink=\(microphone)",
+            "latency_msec=\(delayMilliseconds)", "source_dont_move=true", "sink_dont_move=true",
+        ])
+        guard let module = Int(index.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError.toolFailed("pactl load-module module-loopback", index)
+        }
+        return module
+    }
+
+    /// Removes an echo path made by `addEchoPath`.
+    public func removeEchoPath(_ module: Int) throws {
+        try pactl(["unload-module", "\(module)"])
+    }
+
+    /// Runs `pactl` against this lab's server.
+    @discardableResult
+    public func pactl(_ arguments: [String]) throws -> String {
+        try SpeechFixture.run("env", ["PULSE_SERVER=\(environment["PULSE_SERVER"] ?? "")", "pactl"] + arguments)
+    }
+
+    /// Removes a device, as a USB card that is pulled out.
+    public func unplug(_ device: String) throws {
+        try SpeechFixture.run(Self.script, ["unplug", device, "--dir", directory])
+    }
+
+    /// Brings back a device removed with `unplug`.
+    public func plug(_ device: String) throws {
+        try SpeechFixture.run(Self.script, ["plug", device, "--dir", directory])
+    }
+
+    /// Stops the server and every helper, by PID, and removes the lab's folder.
+    public func stop() {
+        stopLock.lock()
+        defer { stopLock.unlock() }
+        guard !stopped else { return }
+        stopped = true
+        ALSAConfigurationOfThisProcess.remove(self)
+        _ = try? SpeechFixture.run(Self.script, ["stop", "--dir", directory])
+    }
+
+    /// This lab's ALSA device definitions.
+    fileprivate func alsaConfiguration() throws -> String {
+        try String(contentsOfFile: "\(directory)/asound.conf", encoding: .utf8)
+    }
+
+    fileprivate var alsaToplevelConfiguration: String? {
+        environment["ALSA_CONFIG_PATH"]?.split(separator: ":").first.map(String.init)
+    }
+
+    private static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/lab/audio-lab").path
+
+    private static let counterLock = NSLock()
+    nonisolated(unsafe) private static var labCount = 0
+
+    private static func nextLabNumber() -> Int {
+        counterLock.lock()
+        defer { counterLock.unlock() }
+        labCount += 1
+        return labCount
+    }
+}
+
+/// ALSA reads one configuration per process, named by ALSA_CONFIG_PATH. This keeps one file
+/// with the devices of every lab running in this process, and points ALSA_CONFIG_PATH at it
+/// once, before the first lab's devices are opened.
+///
+/// alsa-lib reloads its configuration when a configuration file's inode or mtime changes.
+/// Each version is therefore written as a file of its own, kept until the process ends so that
+/// its inode is never reused, and hard-linked into place.
+private enum ALSAConfigurationOfThisProcess {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var labs: [ObjectIdentifier: String] = [:]
+    nonisolated(unsafe) private static var version = 0
+    nonisolated(unsafe) private static var pathSet = false
+    private static let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("intercom-alsa-configuration-\(getpid())").path
+    private static var current: String { "\(folder)/current.conf" }
+
+    static func add(_ lab: AudioLab) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        labs[ObjectIdentifier(lab)] = try lab.alsaConfiguration()
+        try writeVersion()
+        if !pathSet, let toplevel = lab.alsaToplevelConfiguration {
+            setenv("ALSA_CONFIG_PATH", "\(toplevel):\(current)", 1)
+            pathSet = true
+            removeFoldersOfEndedProcesses()
+            atexit { try? FileManager.default.removeItem(atPath: ALSAConfigurationOfThisProcess.folder) }
+        }
+    }
+
+    static func remove(_ lab: AudioLab) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard labs.removeValue(forKey: ObjectIdentifier(lab)) != nil else { return }
+        try? writeVersion()
+    }
+
+    /// A test process that was killed left its folder behind.
+    private static func removeFoldersOfEndedProcesses() {
+        let temporary = FileManager.default.temporaryDirectory
+        let prefix = "intercom-alsa-configuration-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(at: temporary.appendingPathComponent(name))
+        }
+    }
+
+    private static func writeVersion() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        version += 1
+        let path = "\(folder)/version-\(version).conf"
+        try labs.values.sorted().joined(separator: "\n").write(toFile: path, atomically: false, encoding: .utf8)
+        let staging = "\(folder)/staging.conf"
+        try? FileManager.default.removeItem(atPath: staging)
+        guard link(path, staging) == 0, rename(staging, current) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: current])
+        }
+    }
+}
