@@ -40,6 +40,48 @@ public enum SignalMeasures {
         SignalAlignment.bestLag(of: input, in: output, lags: lags, window: window)
     }
 
+    /// How alike two aligned speech signals sound, insensitive to phase: the mean, over
+    /// octave bands from 250 Hz to 8 kHz, of the correlation between the two signals' level
+    /// envelopes (dB per 10 ms block, over blocks where `reference` speaks). Filters that only
+    /// shift phase (an echo canceller's DC notch, a codec's high-pass) leave it near 1; gaps,
+    /// noise and garbling lower it, as they lower intelligibility measures such as STOI.
+    public static func envelopeCorrelation(_ reference: ArraySlice<Float>, _ test: ArraySlice<Float>, sampleRate: Double = 48_000) -> Double {
+        let count = min(reference.count, test.count)
+        let block = Int(sampleRate / 100)
+        let spoken = blockRMS(Array(reference.prefix(count)), block: block).map { $0 > 0.01 }
+        let centres: [Double] = [250, 500, 1_000, 2_000, 4_000, 8_000]
+        let correlations = centres.map { centre -> Double in
+            let levels = [reference, test].map { signal in
+                blockRMS(bandPassed(Array(signal.prefix(count)), centre: centre, sampleRate: sampleRate), block: block)
+                    .map { Float(20 * log10(max($0, 1e-5))) }
+            }
+            let kept = levels.map { series in ArraySlice(zip(series, spoken).filter(\.1).map(\.0)) }
+            return correlation(kept[0], kept[1])
+        }
+        return correlations.reduce(0, +) / Double(correlations.count)
+    }
+
+    /// `x` through a one-octave band-pass filter (a biquad, applied twice) around `centre` Hz.
+    public static func bandPassed(_ x: [Float], centre: Double, sampleRate: Double = 48_000) -> [Float] {
+        // Audio EQ Cookbook band-pass, constant 0 dB peak gain; Q of one octave is about 1.41.
+        let omega = 2 * Double.pi * centre / sampleRate
+        let alpha = sin(omega) / (2 * 1.41)
+        let a0 = 1 + alpha
+        let (b0, b2) = (alpha / a0, -alpha / a0)
+        let (a1, a2) = (-2 * cos(omega) / a0, (1 - alpha) / a0)
+        var y = x
+        for _ in 0..<2 {
+            var (x1, x2, y1, y2) = (0.0, 0.0, 0.0, 0.0)
+            for i in y.indices {
+                let input = Double(y[i])
+                let output = b0 * input + b2 * x2 - a1 * y1 - a2 * y2
+                (x2, x1, y2, y1) = (x1, input, y1, output)
+                y[i] = Float(output)
+            }
+        }
+        return y
+    }
+
     /// Root mean square of `x` in consecutive blocks.
     public static func blockRMS(_ x: [Float], block: Int) -> [Double] {
         stride(from: 0, to: x.count - block + 1, by: block).map { rms(x[$0..<($0 + block)]) }
