@@ -135,7 +135,7 @@ public struct JitterBuffer: Sendable {
         interarrivalJitter.record(timestamp: mediaTimestamp, arrival: now)
         // Late packets still describe the network, so they update the delay estimate before being dropped.
         let relativeDelay = arrivalDelay.record(timestampNanoseconds: MediaTime.nanoseconds(samples: mediaTimestamp), arrival: now)
-        networkDelay.record(relativeDelay: relativeDelay, frameDuration: UInt64(frameNanoseconds))
+        networkDelay.record(relativeDelay: relativeDelay, arrival: now, frameDuration: UInt64(frameNanoseconds))
 
         if let playout, sequence < playout.nextSequenceNumber {
             counters.late += 1
@@ -163,7 +163,7 @@ public struct JitterBuffer: Sendable {
             return (.comfortSilence(samples: frameSamples), frameSamples)
         }
         dropOverduePackets(at: &position, now: now)
-        alignWithOldestPacket(&position)
+        alignWithOldestPacket(&position, now: now)
         lastDelay = delay(ofTimestamp: position.timestamp, at: now)
         let outcome = decide(&position, delayError: lastDelay - Int64(targetDelay), now: now)
         // Until the first frame plays, the start waits at whatever packet is oldest by then.
@@ -191,15 +191,28 @@ public struct JitterBuffer: Sendable {
         }
     }
 
-    private func alignWithOldestPacket(_ position: inout PlayoutPosition) {
-        guard let oldest = packets.first else { return }
-        // Missing frames whose time was already filled by concealment need no more output.
-        if oldest.sequenceNumber > position.nextSequenceNumber, oldest.timestamp <= position.timestamp {
-            position.nextSequenceNumber = oldest.sequenceNumber
-        }
-        // The due frame came after its time was concealed: play it now, stretching the delay instead of dropping speech.
-        if oldest.sequenceNumber == position.nextSequenceNumber, oldest.timestamp < position.timestamp {
-            position.timestamp = oldest.timestamp
+    private mutating func alignWithOldestPacket(_ position: inout PlayoutPosition, now: UInt64) {
+        // Playing a frame whose time was already concealed stretches the delay by that much:
+        // worth it only while the delay stays within half a frame of its target.
+        let longestDelay = Int64(targetDelay) + frameNanoseconds / 2
+        while let oldest = packets.first {
+            // Missing frames whose time was already filled by concealment need no more output.
+            if oldest.sequenceNumber > position.nextSequenceNumber, oldest.timestamp <= position.timestamp {
+                position.nextSequenceNumber = oldest.sequenceNumber
+            }
+            guard oldest.sequenceNumber == position.nextSequenceNumber, oldest.timestamp < position.timestamp else { return }
+            // The due frame came after its time was concealed. While the delay is short of its
+            // target (it is growing after lateness recurred), play it now, stretching the delay
+            // instead of dropping speech. Otherwise (a lone stall held a burst of packets back),
+            // drop it as late: the delay stays where it was rather than carry the stall for
+            // seconds, and every later frame plays on time.
+            if delay(ofTimestamp: oldest.timestamp, at: now) <= longestDelay {
+                position.timestamp = oldest.timestamp
+                return
+            }
+            packets.removeFirst()
+            counters.late += 1
+            position.nextSequenceNumber = oldest.sequenceNumber + 1
         }
     }
 

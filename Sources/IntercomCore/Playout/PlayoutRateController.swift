@@ -3,6 +3,10 @@
 /// This is how delay shrinks during speech and how sender/receiver clock drift is absorbed: the
 /// integral term settles at the drift, the proportional term pulls the delay back to its target.
 /// The ratio stays within ±`maximumDeviation` of 1, small enough to be inaudible.
+///
+/// Errors within ±`deadBand` count as none: the delay reading wobbles with the scheduling of
+/// the threads that stamp arrivals and pull frames, and on a clean link between equal clocks
+/// the ratio must stay at exactly 1 rather than resample the stream to chase that noise.
 public struct PlayoutRateController: Sendable {
     /// Tuning of the controller; the defaults give a critically damped loop (time constant 20 s) that settles within about two minutes.
     public struct Configuration: Sendable, Equatable {
@@ -14,18 +18,22 @@ public struct PlayoutRateController: Sendable {
         public var integralGain: Double
         /// Time constant of the low-pass filter on the delay error, in nanoseconds.
         public var smoothingTimeConstant: UInt64
+        /// Smoothed delay error, either way, that the controller leaves alone, in nanoseconds.
+        public var deadBand: UInt64
 
         /// Creates a configuration; see the properties for the meaning of each value.
         public init(
             maximumDeviation: Double = 0.005,
             proportionalGain: Double = 0.1,
             integralGain: Double = 0.0025,
-            smoothingTimeConstant: UInt64 = 500_000_000
+            smoothingTimeConstant: UInt64 = 500_000_000,
+            deadBand: UInt64 = 1_000_000
         ) {
             self.maximumDeviation = maximumDeviation
             self.proportionalGain = proportionalGain
             self.integralGain = integralGain
             self.smoothingTimeConstant = smoothingTimeConstant
+            self.deadBand = deadBand
         }
     }
 
@@ -54,9 +62,11 @@ public struct PlayoutRateController: Sendable {
         let smoothingSeconds = Double(configuration.smoothingTimeConstant) / 1e9
         smoothedError += (error - smoothedError) * seconds / (smoothingSeconds + seconds)
 
+        let deadBand = Double(configuration.deadBand) / 1e9
+        let outside = smoothedError > deadBand ? smoothedError - deadBand : smoothedError < -deadBand ? smoothedError + deadBand : 0
         let limit = configuration.maximumDeviation
-        let proportional = configuration.proportionalGain * smoothedError
-        let integrated = integral + smoothedError * seconds
+        let proportional = configuration.proportionalGain * outside
+        let integrated = integral + outside * seconds
         // Anti-windup: while the output is pinned at a limit, integrating further would only
         // build an overshoot (a large delay change is the proportional term's job, not drift).
         if abs(proportional + configuration.integralGain * integrated) <= limit || abs(integrated) < abs(integral) {

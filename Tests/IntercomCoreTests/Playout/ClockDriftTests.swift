@@ -33,7 +33,7 @@ struct ClockDriftTests {
         })
 
         let statistics = stream.statistics
-        #expect(statistics.late == 0 && statistics.concealed == 0 && statistics.lost == 0)
+        #expect(statistics.late == 0 && statistics.concealed == 0 && statistics.lost == 0, "late \(statistics.late) concealed \(statistics.concealed) lost \(statistics.lost)")
         // Every frame up to the end of the run, in order, none skipped.
         #expect(decoder.log.decodedIndices == Array(0..<decoder.log.decodedIndices.count))
         #expect(decoder.log.decodedIndices.count > frames - 200)

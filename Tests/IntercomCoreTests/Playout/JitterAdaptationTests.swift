@@ -8,7 +8,7 @@ struct JitterAdaptationTests {
     static let calm = 7_000
     static let frames = 16_000
 
-    @Test func targetGrowsAtOnceAndDecaysSlowly() {
+    @Test func targetGrowsAsLatenessRecursAndDecaysSlowly() {
         let packets = FakeSender().packets(slots: Self.frames)
         let clock = ReceiverClock()
         let steady = NetworkConditions(baseDelay: Self.steadyDelay, protectedEnds: 0)
@@ -24,6 +24,7 @@ struct JitterAdaptationTests {
 
         var targetBeforeOnset: UInt64 = 0
         var growthChecked = 0
+        var jitteryDelays: [UInt64] = []
         var targetAtSecond: [Int: UInt64] = [:]
         var delayAtSecond: [Int: UInt64] = [:]
         var lateAtSecond: [Int: Int] = [:]
@@ -36,12 +37,18 @@ struct JitterAdaptationTests {
                 let target = stream.statistics.targetDelay
                 highestTarget = max(highestTarget, target)
                 if index == Self.onset - 1 { targetBeforeOnset = target }
-                // Within the first 20 jittery packets, each one's delay is absorbed at once.
+                // Late packets are absorbed as soon as lateness recurs: within the first 20 jittery
+                // packets, the target covers every delay but the two worst seen so far (a lone late
+                // burst is concealed rather than followed), allowing for 5 % of decay.
                 if index >= Self.onset, index < Self.onset + 20 {
                     let relativeDelay = delivery.arrival - clock.reading(atTrueTime: delivery.packet.sendTime) - Self.steadyDelay
-                    let wanted = min(configuration.maximumDelay, relativeDelay + 20 * millisecond)
-                    #expect(target >= wanted, "packet \(index): target \(target), relative delay \(relativeDelay)")
-                    growthChecked += 1
+                    jitteryDelays.append(relativeDelay)
+                    if jitteryDelays.count >= 3 {
+                        let thirdWorst = jitteryDelays.sorted(by: >)[2]
+                        let wanted = min(configuration.maximumDelay, thirdWorst * 95 / 100 + 20 * millisecond)
+                        #expect(target >= wanted, "packet \(index): target \(target), third worst relative delay \(thirdWorst)")
+                        growthChecked += 1
+                    }
                 }
             },
             afterPull: { pull in
@@ -54,7 +61,7 @@ struct JitterAdaptationTests {
         )
         let onsetSecond = Self.onset / 100
         let calmSecond = Self.calm / 100
-        #expect(growthChecked == 20)
+        #expect(growthChecked == 18)
         #expect(targetBeforeOnset <= 22 * millisecond)
         #expect(highestTarget <= configuration.maximumDelay)
         // Stretched up to the new target within two seconds.

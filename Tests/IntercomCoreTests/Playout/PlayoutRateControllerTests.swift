@@ -12,8 +12,10 @@ struct PlayoutRateControllerTests {
 
     @Test(arguments: [
         Row(name: "on target stays at 1", delayError: 0, seconds: 60, expected: 1...1),
-        Row(name: "too much delay plays faster", delayError: 5_000_000, seconds: 1, expected: 1.000_2...1.001),
-        Row(name: "too little delay plays slower", delayError: -5_000_000, seconds: 1, expected: 0.999...0.999_8),
+        Row(name: "an error within the dead band stays at 1", delayError: 900_000, seconds: 60, expected: 1...1),
+        Row(name: "a deficit within the dead band stays at 1", delayError: -900_000, seconds: 60, expected: 1...1),
+        Row(name: "too much delay plays faster", delayError: 10_000_000, seconds: 1, expected: 1.000_2...1.001),
+        Row(name: "too little delay plays slower", delayError: -10_000_000, seconds: 1, expected: 0.999...0.999_8),
         Row(name: "a large excess is limited to +0.5 %", delayError: 500_000_000, seconds: 60, expected: 1.005...1.005),
         Row(name: "a large deficit is limited to -0.5 %", delayError: -500_000_000, seconds: 60, expected: 0.995...0.995),
     ])

@@ -1,0 +1,133 @@
+import IntercomCore
+import Testing
+
+/// A clean link between equal clocks must play at exactly the rate it was sent, at one delay
+/// from the first frame to the last; a stall of the sender or of a host, once, must not move it.
+struct SteadyPlayoutTests {
+    struct Row: CustomTestStringConvertible {
+        let name: String
+        var frameSamples = 480
+        /// Uniform extra delay per packet, as thread scheduling adds on a quiet host.
+        var jitter: UInt64 = 0
+        /// Packets the receiver never hands to the jitter buffer at the start (RFC 3550 probation).
+        var probation = 0
+        var seed: UInt64 = 5
+        var testDescription: String { name }
+    }
+
+    /// Runs 30 s of speech; returns the recording, the stream, and the playout ratios of every pull.
+    static func run(
+        frameSamples: Int, conditions: NetworkConditions, probation: Int = 0, seed: UInt64
+    ) -> (log: [RenderedFrame], stream: ReceiveStream, ratios: [Double], targets: [UInt64], sent: Int) {
+        let sender = FakeSender(frameSamples: frameSamples)
+        let packets = sender.packets(slots: Int(30 * second / sender.frameDuration))
+        let network = NetworkRun(packets: packets, conditions: conditions, clock: ReceiverClock(), seed: seed)
+        let deliveries = network.deliveries.filter { $0.packet.index >= probation }
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: frameSamples))
+        var ratios: [Double] = []
+        var targets: [UInt64] = []
+        let simulation = PlayoutSimulation(pullSamples: frameSamples)
+        simulation.run(stream, deliveries: deliveries, pulls: simulation.pulls(toDrain: deliveries), afterPull: { _ in
+            ratios.append(stream.playoutRateRatio)
+            targets.append(stream.statistics.targetDelay)
+        })
+        return (decoder.log, stream, ratios, targets, packets.count)
+    }
+
+    @Test(arguments: [
+        Row(name: "no jitter, 10 ms frames"),
+        Row(name: "no jitter, 20 ms frames", frameSamples: 960),
+        Row(name: "1 ms of scheduling jitter", jitter: 1 * millisecond),
+        Row(name: "2 ms of scheduling jitter", jitter: 2 * millisecond, seed: 6),
+        Row(name: "2 ms of scheduling jitter, 20 ms frames", frameSamples: 960, jitter: 2 * millisecond),
+        Row(name: "first two packets held back by probation", probation: 2),
+    ])
+    func cleanLinkPlaysAtExactlyTheSentRateAndOneDelay(_ row: Row) {
+        let conditions = NetworkConditions(jitter: row.jitter, protectedEnds: 0)
+        let result = Self.run(frameSamples: row.frameSamples, conditions: conditions, probation: row.probation, seed: row.seed)
+        // Nothing before the first packet is concealment: the stream had not begun.
+        let firstPlayed = result.log.firstIndex(of: .decoded(row.probation))
+        #expect(firstPlayed != nil)
+        #expect(result.log[..<(firstPlayed ?? 0)].allSatisfy { $0 == .silence }, "\(result.log.prefix(10))")
+        // Then every frame in order, back to back: no concealment, no silence, nothing skipped.
+        let played = result.log[(firstPlayed ?? 0)...].prefix { if case .decoded = $0 { true } else { false } }
+        #expect(played.map { if case .decoded(let index) = $0 { index } else { -1 } } == Array(row.probation..<result.sent))
+        #expect(result.stream.statistics.late == 0)
+        // The rate never leaves 1, so each frame plays one constant delay after it was sent.
+        #expect(result.ratios.allSatisfy { $0 == 1 }, "ratios \(Set(result.ratios).sorted().prefix(5))")
+    }
+
+    struct Stall: CustomTestStringConvertible {
+        let name: String
+        /// Frames held back at each stall, and the packet indices at which stalls begin.
+        let frames: Int
+        let starts: [Int]
+        var testDescription: String { name }
+
+        /// Every packet of a stall arrives together with the first packet after it.
+        func displacements(frameDuration: UInt64) -> [Int: UInt64] {
+            var displacements: [Int: UInt64] = [:]
+            for start in starts {
+                for held in 0..<frames { displacements[start + held] = UInt64(frames - held) * frameDuration }
+            }
+            return displacements
+        }
+    }
+
+    @Test(arguments: [
+        Stall(name: "one 30 ms stall", frames: 3, starts: [1_000]),
+        Stall(name: "one 100 ms stall", frames: 10, starts: [1_000]),
+        Stall(name: "one 150 ms stall", frames: 15, starts: [1_000]),
+    ])
+    func aLoneStallIsConcealedWithoutMovingTheDelay(_ stall: Stall) {
+        let clean = Self.run(frameSamples: 480, conditions: NetworkConditions(protectedEnds: 0), seed: 1)
+        let stalled = Self.run(
+            frameSamples: 480,
+            conditions: NetworkConditions(displacements: stall.displacements(frameDuration: 10 * millisecond), protectedEnds: 0),
+            seed: 1
+        )
+        // Every frame after the stall plays at the very moment it would have without it.
+        let after = stall.starts[0] + stall.frames
+        for index in [after, after + 100, after + 1_000, clean.sent - 1] {
+            #expect(stalled.log.firstIndex(of: .decoded(index)) == clean.log.firstIndex(of: .decoded(index)), "frame \(index)")
+        }
+        #expect(stalled.ratios.allSatisfy { $0 == 1 })
+        #expect(stalled.targets.max() == clean.targets.max())
+        // The held-back frames are concealed and dropped, but for the last two, which the
+        // margin (a frame) and the output allowance (a pull) still bring in on time.
+        let statistics = stalled.stream.statistics
+        #expect((stall.frames - 2...stall.frames).contains(statistics.late), "late \(statistics.late)")
+        // Each was concealed, up to the 100 ms limit of concealment; silence fills the rest.
+        #expect(statistics.concealed - clean.stream.statistics.concealed == min(statistics.late, 10))
+        let playedIndices = stalled.log.playedIndices
+        #expect(zip(playedIndices, playedIndices.dropFirst()).allSatisfy { $0 < $1 })
+    }
+
+    @Test func recurringStallsRaiseTheTarget() {
+        let stall = Stall(name: "two 60 ms stalls 2 s apart", frames: 6, starts: [1_000, 1_200])
+        let result = Self.run(
+            frameSamples: 480,
+            conditions: NetworkConditions(displacements: stall.displacements(frameDuration: 10 * millisecond), protectedEnds: 0),
+            seed: 1
+        )
+        // Before the second stall, the target is what a clean link needs; right after it, it covers most of a stall.
+        let secondStallEnds = Self.pullIndex(ofPacket: 1_206, in: result.log)
+        #expect(result.targets[secondStallEnds - 50] <= 22 * millisecond)
+        #expect(result.targets[secondStallEnds + 2] >= 50 * millisecond, "target \(result.targets[secondStallEnds + 2])")
+    }
+
+    /// With one frame per pull, the pull that played a packet is its entry in the log.
+    static func pullIndex(ofPacket index: Int, in log: [RenderedFrame]) -> Int {
+        log.firstIndex { $0.playedIndex.map { $0 >= index } ?? false }!
+    }
+}
+
+extension RenderedFrame {
+    var playedIndex: Int? {
+        switch self {
+        case .decoded(let index), .recovered(let index): index
+        case .concealed, .silence: nil
+        }
+    }
+}
+
