@@ -1,4 +1,5 @@
 import CSpeexDSP
+import IntercomCore
 
 /// Owns a Speex acoustic echo canceller (MDF adaptive filter).
 ///
@@ -9,6 +10,7 @@ public final class EchoCanceller {
     public let tailSamples: Int
     let state: OpaquePointer
     private var output: [Int16]
+    private var farEnd: FarEndActivity
 
     /// - Parameters:
     ///   - frameSamples: samples per call (10 or 20 ms are typical).
@@ -27,6 +29,7 @@ public final class EchoCanceller {
         self.state = state
         self.frameSamples = frameSamples
         output = [Int16](repeating: 0, count: frameSamples)
+        farEnd = FarEndActivity(sampleRate: sampleRate)
     }
 
     deinit { speex_echo_state_destroy(state) }
@@ -38,8 +41,13 @@ public final class EchoCanceller {
         output.withUnsafeMutableBufferPointer { out in
             speex_echo_cancellation(state, capture, reference, out.baseAddress)
         }
+        _ = farEnd.update(reference: reference)
         return output
     }
+
+    /// Whether the speaker played something in the last few hundred milliseconds, so that
+    /// the microphone may still hold its echo.
+    public var isFarEndActive: Bool { farEnd.isActive }
 
     /// Forgets the learned echo path, e.g. after a device change.
     public func reset() { speex_echo_state_reset(state) }

@@ -28,6 +28,11 @@ public final class Preprocessor {
     private let state: OpaquePointer
     /// Kept alive while the preprocessor holds a pointer to its state.
     private let echoCanceller: EchoCanceller?
+    /// How fast AGC may raise the gain (dB/s) when it is not held.
+    private let agcIncrementDBPerSecond: Int32
+    /// Whether AGC's gain is held now (it may still fall): while the far end plays, a rising
+    /// gain would lift the echo canceller's residual back to audible.
+    private var agcGainHeld = false
 
     public init(
         frameSamples: Int,
@@ -45,6 +50,9 @@ public final class Preprocessor {
         self.state = state
         self.frameSamples = frameSamples
         self.echoCanceller = echoCanceller
+        var increment: Int32 = 0
+        speex_preprocess_ctl(state, SPEEX_PREPROCESS_GET_AGC_INCREMENT, &increment)
+        agcIncrementDBPerSecond = increment
         do {
             try apply(configuration)
         } catch {
@@ -85,6 +93,10 @@ public final class Preprocessor {
     @discardableResult
     public func process(_ frame: inout [Int16]) throws(SpeexError) -> Bool {
         guard frame.count == frameSamples else { throw .invalidFrameSize(got: frame.count, expected: frameSamples) }
+        if let echoCanceller, echoCanceller.isFarEndActive != agcGainHeld {
+            agcGainHeld.toggle()
+            setInt(SPEEX_PREPROCESS_SET_AGC_INCREMENT, agcGainHeld ? 0 : Int(agcIncrementDBPerSecond))
+        }
         return frame.withUnsafeMutableBufferPointer { speex_preprocess_run(state, $0.baseAddress) } != 0
     }
 

@@ -83,6 +83,61 @@ extension EndToEndTests {
             #expect(CallFixtures.int(sender, "sent_packets") > 300)
             #expect(SignalMeasures.rms(heard) > 0.01, "B's speaker stayed silent")
         }
+
+        /// What A hears in a call where B's speaker leaks into B's microphone 50 ms later at
+        /// half the level (module-loopback), while A reads a paragraph: A's own voice coming
+        /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
+        /// into A's paragraph. The recording starts 1.5 s before A talks.
+        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> [Float] {
+            let lab = try await startLabOffTheRunner(["mic_a", "spk_a", "mic_b", "spk_b"])
+            defer { lab.stop() }
+            try lab.addEchoPath(from: "spk_b", into: "mic_b", delayMilliseconds: 50, gain: 0.5)
+            let paragraph = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let sentence = try SpeechFixture.wavFile(SpeechFixture.sentence, voice: .female)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let seconds = 1.5 + Double(try SpeechFixture.speech(SpeechFixture.paragraph).count) / 48_000 + 2
+            let b = try Self.peer(
+                "b", in: lab, port: portB, peers: [], seconds: seconds, stats: temporaryPath("b.json"),
+                extra: echoCancellation ? [] : ["--no-aec"]
+            )
+            let a = try Self.peer("a", in: lab, port: portA, peers: [portB], seconds: seconds, stats: temporaryPath("a.json"))
+            let recordingPath = temporaryPath("spk_a.raw")
+            let recorder = try lab.record("spk_a", to: recordingPath)
+            try await Task.sleep(for: .seconds(1.5))
+            let talker = try lab.inject(paragraph, into: "mic_a")
+            var nearTalker: ChildProcess?
+            if let nearTalkAt {
+                try await Task.sleep(for: .seconds(nearTalkAt))
+                nearTalker = try lab.inject(sentence, into: "mic_b")
+            }
+            #expect(talker.wait(seconds: 30) == 0, "paplay: \(talker.standardError)")
+            #expect(nearTalker?.wait(seconds: 10) ?? 0 == 0)
+            CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            return try lab.finishRecording(recorder, path: recordingPath)
+        }
+
+        @Test func echoReturningToTheTalkerIsAtLeast20dBWeakerThanWithoutCancellationAndDoubleTalkGetsThrough() async throws {
+            async let withCancellation = Self.echoCall(echoCancellation: true, nearTalkAt: 13)
+            async let withoutCancellation = Self.echoCall(echoCancellation: false)
+            let (on, off) = try await (withCancellation, withoutCancellation)
+
+            // From 6 s into A's paragraph, once the canceller has converged, until B speaks.
+            let converged = Int(7.5 * 48_000)..<Int(14 * 48_000)
+            let echoWith = SignalMeasures.energy(on[converged.clamped(to: 0..<on.count)])
+            let echoWithout = SignalMeasures.energy(off[converged.clamped(to: 0..<off.count)])
+            let reduction = SignalMeasures.decibels(echoWithout, over: echoWith)
+            print("lab echo: \(reduction) dB less with cancellation")
+            #expect(SignalMeasures.rms(off[converged.clamped(to: 0..<off.count)]) > 0.005, "no echo came back at all")
+            #expect(reduction >= 20, "echo reduced by \(reduction) dB")
+
+            // B's sentence, said over A's paragraph, still reaches A.
+            let near = try SpeechFixture.speech(SpeechFixture.sentence, voice: .female)
+            let heard = Array(on[min(on.count, Int(14 * 48_000))...])
+            let result = Self.match(near, in: heard)
+            print("lab double talk: waveform \(result.waveform), envelope \(result.envelope)")
+            #expect(result.envelope > 0.8, "near-end speech envelope correlation \(result.envelope)")
+            #expect(result.wellMatched > 0.6, "well matched \(result.wellMatched)")
+        }
     }
 }
 

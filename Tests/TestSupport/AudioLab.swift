@@ -88,17 +88,29 @@ public final class AudioLab: @unchecked Sendable {
         }
     }
 
-    /// Routes what `speaker` plays into `microphone`, `delayMilliseconds` later: an echo path
-    /// from a peer's speaker to its own microphone (PulseAudio's module-loopback). Returns the
-    /// module's index, for `removeEchoPath`.
+    /// Routes what `speaker` plays into `microphone`, `delayMilliseconds` later and `gain`
+    /// times as loud: an echo path from a peer's speaker to its own microphone (PulseAudio's
+    /// module-loopback). Returns the module's index, for `removeEchoPath`.
     @discardableResult
-    public func addEchoPath(from speaker: String, into microphone: String, delayMilliseconds: Int) throws -> Int {
+    public func addEchoPath(from speaker: String, into microphone: String, delayMilliseconds: Int, gain: Double = 1) throws -> Int {
         let index = try pactl([
             "load-module", "module-loopback", "source=\(speaker).monitor", "sink=\(microphone)",
             "latency_msec=\(delayMilliseconds)", "source_dont_move=true", "sink_dont_move=true",
+            // A room's echo comes back after a fixed time; left to itself, the module keeps
+            // retuning its resampler, which makes the delay wander by tens of ppm.
+            "adjust_time=0",
         ])
         guard let module = Int(index.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw FixtureError.toolFailed("pactl load-module module-loopback", index)
+        }
+        if gain != 1 {
+            // The loopback plays into the microphone's sink through a stream of its own.
+            let listing = try pactl(["--format=json", "list", "sink-inputs"])
+            let inputs = try JSONSerialization.jsonObject(with: Data(listing.utf8)) as? [[String: Any]] ?? []
+            guard let stream = inputs.first(where: { ($0["owner_module"] as? String) == "\(module)" })?["index"] as? Int else {
+                throw FixtureError.toolFailed("pactl list sink-inputs", "no stream of module \(module) in \(listing)")
+            }
+            try pactl(["set-sink-input-volume", "\(stream)", String(format: "%.4f", gain)])
         }
         return module
     }
