@@ -6,7 +6,7 @@ import numpy as np
 
 from . import runs
 
-LABEL = {"ours-10ms": "intercom, 10 ms frames", "ours-20ms": "intercom, 20 ms frames", "gstreamer": "GStreamer"}
+
 
 
 def f(x, fmt="{:.1f}", dash="–"):
@@ -21,29 +21,43 @@ def ratio(a, b):
     return f"{a / b:.2f}"
 
 
-def get(results, link, impl, key):
-    r = results.get((link, impl), {})
-    return r.get(key)
+LAB_LABEL = {"ours": "intercom (10 ms frames, AEC + denoise + AGC on)", "trx": "trx", "gstreamer": "GStreamer"}
+LAB_SHORT = {"ours": "intercom", "trx": "trx", "gstreamer": "GStreamer"}
+FILE_LABEL = {"ours-10ms": "intercom, 10 ms frames", "ours-20ms": "intercom, 20 ms frames", "gstreamer": "GStreamer"}
+FRAME_MS = 10
 
 
-def plots(outdir, results, links, impls):
+def num(x):
+    return x is not None and not (isinstance(x, float) and math.isnan(x))
+
+
+def plots(outdir, lab_results, lab_links, lab_impls, extras):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     outdir.mkdir(parents=True, exist_ok=True)
-    x = np.arange(len(links))
-    width = 0.8 / len(impls)
     made = []
+    x = np.arange(len(lab_links))
+    width = 0.8 / max(1, len(lab_impls))
+    dev = extras.get("device_path", {}).get("delay_median")
+
+    def g(link, impl, key):
+        v = lab_results.get((link, impl), {}).get(key)
+        return v if num(v) else np.nan
+
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    for i, impl in enumerate(impls):
-        med = np.array([get(results, l, impl, "delay_median") or np.nan for l in links], dtype=float)
-        p95 = np.array([get(results, l, impl, "delay_p95") or np.nan for l in links], dtype=float)
-        ax.bar(x + (i - (len(impls) - 1) / 2) * width, med, width, label=f"{LABEL[impl]} (median)")
-        ax.errorbar(x + (i - (len(impls) - 1) / 2) * width, med, yerr=[np.zeros_like(med), np.nan_to_num(p95 - med)],
-                    fmt="none", ecolor="black", capsize=3)
-    ax.set_xticks(x, links)
+    for i, impl in enumerate(lab_impls):
+        med = np.array([g(l, impl, "delay_median") for l in lab_links], dtype=float)
+        p95 = np.array([g(l, impl, "delay_p95") for l in lab_links], dtype=float)
+        xs = x + (i - (len(lab_impls) - 1) / 2) * width
+        ax.bar(xs, med, width, label=f"{LAB_SHORT[impl]} (median)")
+        ax.errorbar(xs, med, yerr=[np.zeros_like(med), np.nan_to_num(np.maximum(p95 - med, 0))], fmt="none",
+                    ecolor="black", capsize=3)
+    if num(dev):
+        ax.axhline(dev, color="grey", linestyle="dotted", label=f"device path alone ({dev:.0f} ms)")
+    ax.set_xticks(x, lab_links)
     ax.set_ylabel("mouth-to-ear delay, ms (bar: median, whisker: p95)")
-    ax.set_title("Delay per link, file to file through the impairment relay")
+    ax.set_title("Delay per link, A's microphone device to B's speaker device (audio lab)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
@@ -52,35 +66,60 @@ def plots(outdir, results, links, impls):
     made.append("delay-per-link.png")
 
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    for i, impl in enumerate(impls):
-        vals = np.array([get(results, l, impl, "pesq") or np.nan for l in links], dtype=float)
-        ax.bar(x + (i - (len(impls) - 1) / 2) * width, vals, width, label=LABEL[impl])
-    for target, lo, hi in [(3.8, -0.5, 0.5), (3.5, 2.5, 3.5), (3.0, 3.5, 5.5)]:
-        ax.hlines(target, lo, hi, colors="red", linestyles="dashed")
-    ax.set_xticks(x, links)
+    for i, impl in enumerate(lab_impls):
+        vals = np.array([g(l, impl, "pesq") for l in lab_links], dtype=float)
+        ax.bar(x + (i - (len(lab_impls) - 1) / 2) * width, vals, width, label=LAB_SHORT[impl])
+    for link, target in (("loss5", 3.5), ("loss10-jitter30", 3.0), ("bursty", 3.0)):
+        if link in lab_links:
+            k = lab_links.index(link)
+            ax.hlines(target, k - 0.45, k + 0.45, colors="red", linestyles="dashed")
+    ax.set_xticks(x, lab_links)
     ax.set_ylim(1, 4.64)
     ax.set_ylabel("PESQ-WB (MOS-LQO); red dashes: the issue's targets")
-    ax.set_title("Speech quality per link")
+    ax.set_title("Speech quality per link (audio lab)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(outdir / "pesq-per-link.png", dpi=100)
     plt.close(fig)
     made.append("pesq-per-link.png")
+
+    dr = [d for d in extras.get("drift", []) if len(d.get("times", []))]
+    if dr:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        for d in dr:
+            ok = np.isfinite(d["delays"])
+            ax.plot(d["times"][ok] / 60, d["delays"][ok], ".", ms=3, label=f"{d['ppm']:+d} ppm")
+        ax.set_xlabel("minutes into the call")
+        ax.set_ylabel("mouth-to-ear delay, ms (the relay's fixed delay taken out)")
+        ax.set_title("Delay with the peers' clocks ±500 ppm apart, file to file (intercom, 10 ms frames)")
+        ax.legend()
+        ax.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(outdir / "drift.png", dpi=100)
+        plt.close(fig)
+        made.append("drift.png")
     return made
 
 
-def write(path, root, ctx, results, extras, links, impls):
+def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_links, lab_impls, file_impls):
     path = Path(path)
     imgdir = path.parent / "benchmarks"
     try:
-        images = plots(imgdir, results, links, impls)
+        images = plots(imgdir, lab_results, lab_links, lab_impls, extras)
     except Exception as e:  # a missing plot is reported, not fatal
         images = []
-        ctx["plot_error"] = str(e)
+        ctx["plot_error"] = f"{type(e).__name__}: {e}"
     m = ctx["machine"]
     L = []
     w = L.append
+    has_trx = "trx" in lab_impls
+    dev = extras.get("device_path", {})
+    duplex = extras.get("duplex", {})
+    disc = extras.get("discovery", {})
+    drifts = extras.get("drift", [])
+    ceil = {(c["frame"], c["fec"]): c for c in extras.get("ceiling", [])}
+
     w("# Benchmarks")
     w("")
     w("<!-- Generated by scripts/bench. Do not edit by hand: run the command below again. -->")
@@ -89,89 +128,254 @@ def write(path, root, ctx, results, extras, links, impls):
     w(ctx["command"])
     w("```")
     w("")
-    w(f"- date: {ctx['started']:%Y-%m-%d %H:%M} UTC; the run took {ctx['elapsed'] / 60:.1f} min")
-    w(f"- machine: {m['nproc']} CPUs, {m['cpu']}, Linux {m['kernel']}")
+    w(f"- date: {ctx['started']:%Y-%m-%d %H:%M} UTC; the run took {ctx['elapsed'] / 60:.1f} min "
+      f"({ctx['elapsed_with_build'] / 60:.1f} min with the incremental release build)")
+    w(f"- machine: {m['nproc']} CPUs, {m['cpu']}, Linux {m['kernel']}; load average {ctx['loadavg_start']} at the start, "
+      f"{ctx['loadavg_end']} at the end (1, 5, 15 min; other work on the machine shows here)")
     w(f"- commit: `{m['commit']}`" + (" with uncommitted changes in the work tree" if m["dirty"] else ""))
-    w(f"- anchors: {'; '.join(m['gstreamer'])}; libopus {m['opus']}; Python {m['python']}")
-    w(f"- mode: {'--quick: ' + str(len(ctx['voices'])) + ' utterance per call' if ctx['quick'] else 'full: ' + str(len(ctx['voices'])) + ' utterances per call'}"
-      f"; each call carries {ctx['n_clicks']} clicks and the utterances in {ctx['program_seconds']:.1f} s of audio; one call at a time; seed {8}")
+    w(f"- anchors: trx {m['trx'] or 'not installed'}; {'; '.join(m['gstreamer'])}; libopus {m['opus']}; "
+      f"{m['pulseaudio']}; Python {m['python']}")
+    mode = ("--quick: " if ctx["quick"] else "full: ") + f"{len(ctx['voices'])} utterance(s) per call; device-to-device links " \
+        + ", ".join(lab_links) + "; file-to-file links " + ", ".join(file_links) \
+        + f"; each call carries {ctx['n_clicks']} clicks and the utterances in {ctx['program_seconds']:.1f} s of audio; " \
+        + f"drift calls of {ctx['drift_seconds'] / 60:.3g} min; seed 8"
+    w(f"- mode: {mode}")
+    if ctx.get("missing"):
+        w(f"- **left out**: {', '.join(ctx['missing'])} is not installed (Debian package `trx`), so its anchor is missing "
+          "and the targets relative to it are not judged")
     w("")
-    w("Everything here is **file to file on one machine**: peer A reads a WAV file as its microphone, peer B "
-      "writes what it plays to a WAV file, and the two talk over loopback UDP through `intercom relay`. "
-      "No sound card is involved, so these delays lack the device path (the issue's lab measured about "
-      "62 ms for it) and are not comparable with the issue's trx and GStreamer lab figures, which include it.")
+    w("Two kinds of call. **Device to device** (the main figures): each peer opens ALSA devices of the audio lab "
+      "(`scripts/lab/audio-lab`: PulseAudio null sinks, paced in real time, seen through ALSA's pulse plugin); the "
+      "program is played into A's microphone and recorded at B's speaker, on one clock (see \"How it is measured\"). "
+      "**File to file**: A reads a WAV file as its microphone and B writes what it plays to a WAV file, no device at all, "
+      "for the codec and jitter buffer alone. Both go over loopback UDP through `intercom relay`.")
     w("")
 
     # ---------------- summary
     w("## Summary")
     w("")
-    w("| figure | intercom | GStreamer | ratio intercom/GStreamer | target (issue 8) | verdict |")
-    w("|---|---|---|---|---|---|")
-
-    def delay_row(link, label, target):
-        o, g = results.get((link, "ours-10ms"), {}), results.get((link, "gstreamer"), {})
-        w(f"| {label} | {f(o.get('delay_median'))} ms (p95 {f(o.get('delay_p95'))}) | "
-          f"{f(g.get('delay_median'))} ms (p95 {f(g.get('delay_p95'))}) | {ratio(o.get('delay_median'), g.get('delay_median'))} | "
-          f"{target} | not judged: trx not measured yet (needs the audio lab) |")
-
-    delay_row("clean", "mouth-to-ear delay, clean link, 10 ms frames, file to file, median", "≤ 0.6 × trx's")
-    delay_row("loss10-jitter30", "mouth-to-ear delay, 10 % loss + 30 ms ± 15 ms jitter, median", "≤ 0.8 × trx's")
+    w("| figure | intercom | trx | GStreamer | intercom / trx | intercom / GStreamer | target (issue 8) | verdict |")
+    w("|---|---|---|---|---|---|---|---|")
     misses = []
-    for link, label, target in [("clean", "PESQ-WB, clean link, file to file", 3.8), ("loss5", "PESQ-WB at 5 % loss", 3.5),
-                                ("loss10-jitter30", "PESQ-WB at 10 % loss + 30 ms jitter", 3.0),
-                                ("bursty", "PESQ-WB, bursty loss", 3.0)]:
-        o, g = get(results, link, "ours-10ms", "pesq"), get(results, link, "gstreamer", "pesq")
-        verdict = "–" if o is None or math.isnan(o) else ("met" if o >= target else "**missed**")
+
+    def lr(link, impl, key):
+        v = lab_results.get((link, impl), {}).get(key)
+        return v if num(v) else None
+
+    def delay_cell(link, impl):
+        r = lab_results.get((link, impl), {})
+        if "error" in r:
+            return "could not run"
+        if impl not in lab_impls or not num(r.get("delay_median")):
+            return "–"
+        return f"{r['delay_median']:.1f} ms (p95 {f(r.get('delay_p95'))})"
+
+    w(f"| lab device path alone (`arecord \\| aplay`, 40 ms buffers), median | {f(dev.get('delay_median'))} ms | – | – | – | – | "
+      "reference: about 62 ms in the issue's lab | – |")
+    for link, label, factor in (("clean", "mouth-to-ear delay, clean link, 10 ms frames, same lab devices, median", 0.6),
+                                ("loss10-jitter30", "mouth-to-ear delay at 10 % loss + 30 ms ± 15 ms jitter, median", 0.8)):
+        o, t, g = lr(link, "ours", "delay_median"), lr(link, "trx", "delay_median"), lr(link, "gstreamer", "delay_median")
+        target = f"≤ {factor} × trx's" + (", with far better speech" if link != "clean" else "")
+        if num(o) and num(t):
+            ok = o <= factor * t
+            if link != "clean":
+                po, pt = lr(link, "ours", "pesq"), lr(link, "trx", "pesq")
+                better = num(po) and num(pt) and po >= pt + 0.5
+                verdict = ("met" if ok and better else "**missed**") + \
+                    f" ({o / t:.2f} × trx's; PESQ-WB {f(po, '{:.2f}')} against trx's {f(pt, '{:.2f}')})"
+                ok = ok and better
+            else:
+                verdict = "met" if ok else "**missed**"
+            if not ok:
+                misses.append(("delay", link, o, t))
+        else:
+            verdict = "not judged: no trx figure"
+        w(f"| {label} | {delay_cell(link, 'ours')} | {delay_cell(link, 'trx')} | {delay_cell(link, 'gstreamer')} | "
+          f"{ratio(o, t)} | {ratio(o, g)} | {target} | {verdict} |")
+    for link, label, target in (("loss5", "PESQ-WB at 5 % loss, lab devices", 3.5),
+                                ("loss10-jitter30", "PESQ-WB at 10 % loss + 30 ms jitter, lab devices", 3.0),
+                                ("bursty", "PESQ-WB, bursty loss, lab devices", 3.0)):
+        if link not in lab_links:
+            continue
+        o, t, g = lr(link, "ours", "pesq"), lr(link, "trx", "pesq"), lr(link, "gstreamer", "pesq")
+        verdict = "–" if not num(o) else ("met" if o >= target else "**missed**")
         if verdict == "**missed**":
-            misses.append((link, label, o, target))
-        w(f"| {label} (10 ms frames) | {f(o, '{:.2f}')} | {f(g, '{:.2f}')} | {ratio(o, g)} | ≥ {target} | {verdict} |")
-    d = extras.get("duplex", {})
-    g_clean = results.get(("clean", "gstreamer"), {}).get("cpu", {})
-    ours_cpu = max(d.get("cpu_a", float("nan")), d.get("cpu_b", float("nan"))) if d else None
-    g_cpu = (g_clean.get("tx", 0) + g_clean.get("rx", 0)) if g_clean else None
-    w(f"| CPU s per s of audio, full-duplex peer (intercom: AEC and denoise **off**, file input) | {f(ours_cpu, '{:.4f}')} | "
-      f"{f(g_cpu, '{:.4f}')} (tx + rx pipelines) | {ratio(ours_cpu, g_cpu)} | ≤ 0.6 × trx's tx+rx | not judged: trx not measured, AEC/denoise not measurable with files |")
-    rss_ours = max([d.get("rss_a", 0), d.get("rss_b", 0)] + [r.get("cpu", {}).get(k, 0) for (l, i), r in results.items()
-                                                          if i.startswith("ours") for k in ("rss_a", "rss_b")]) if results else None
-    rss_g = max([r.get("cpu", {}).get(k, 0) for (l, i), r in results.items() if i == "gstreamer" for k in ("rss_tx", "rss_rx")] or [0])
-    w(f"| peak RSS, largest of any peer process | {f(rss_ours)} MB | {f(rss_g)} MB (largest pipeline) | {ratio(rss_ours, rss_g)} | ≤ 30 MB | "
-      f"{'met' if rss_ours and rss_ours <= 30 else '**missed**'} |")
-    w("| time from start to discovery | not measured by this script yet: it needs the LAN lab (network namespaces with avahi-daemon; the test suite reports it) | – | – | ≤ 1 s | not judged |")
-    w("| delay drift over 30 min at ±500 ppm | not run: needs a `--long` mode (the relay's `skew=PPM` can drive it) | – | – | within one frame | not judged |")
+            misses.append(("pesq", link, o, target))
+        w(f"| {label} | {f(o, '{:.2f}')} | {f(t, '{:.2f}')} | {f(g, '{:.2f}')} | {ratio(o, t)} | {ratio(o, g)} | ≥ {target} | {verdict} |")
+    fo = file_results.get(("clean", "ours-10ms"), {}).get("pesq")
+    fg = file_results.get(("clean", "gstreamer"), {}).get("pesq")
+    verdict = "–" if not num(fo) else ("met" if fo >= 3.8 else "**missed**")
+    if verdict == "**missed**":
+        misses.append(("pesq-file", "clean", fo, 3.8))
+    w(f"| PESQ-WB, clean link, file to file (10 ms frames) | {f(fo, '{:.2f}')} | – (trx plays only to devices) | "
+      f"{f(fg, '{:.2f}')} | – | {ratio(fo, fg)} | ≥ 3.8 | {verdict} |")
+    # drift
+    if drifts:
+        worst = max((abs(d.get("change_ms", float("nan"))) for d in drifts if num(d.get("change_ms"))), default=None)
+        spread = max((d.get("p95_ms", 0) - d.get("p5_ms", 0) for d in drifts if num(d.get("p95_ms"))), default=None)
+        cells = "; ".join(f"{d['ppm']:+d} ppm: {f(d.get('change_ms'), '{:+.1f}')} ms from start to end "
+                          f"(p5–p95 {f(d.get('p5_ms'))}–{f(d.get('p95_ms'))} ms)" for d in drifts)
+        long_enough = ctx["drift_seconds"] >= 1800
+        if not num(worst):
+            verdict = "–"
+        else:
+            ok = worst <= FRAME_MS
+            verdict = ("met" if ok else "**missed**") + ("" if long_enough else
+                                                       f" over {ctx['drift_seconds'] / 60:.3g} min only: the target is for 30 min (full run)")
+            if not ok:
+                misses.append(("drift", None, worst, spread))
+        w(f"| delay drift over {ctx['drift_seconds'] / 60:.3g} min at ±500 ppm, file to file, settled | {cells} | – | – | – | – | "
+          f"within one frame ({FRAME_MS} ms) | {verdict} |")
+    else:
+        w(f"| delay drift at ±500 ppm | not measured: {'; '.join(extras.get('drift_errors', ['no run']))} | – | – | – | – | within one frame | not judged |")
+    # CPU
+    d_on, d_off, d_trx, d_gst = (duplex.get(k, {}) for k in ("ours", "ours-no-aec-denoise", "trx", "gstreamer"))
+
+    def peer_cpu(d):
+        return max(d["A"]["cpu"], d["B"]["cpu"]) if "A" in d else None
+
+    def peer_rss(d):
+        return max(sum(d["A"]["rss"]), sum(d["B"]["rss"])) if "A" in d else None
+
+    co, ct, cg = peer_cpu(d_on), peer_cpu(d_trx), peer_cpu(d_gst)
+    if num(co) and num(ct):
+        verdict = "met" if co <= 0.6 * ct else "**missed**"
+        if verdict != "met":
+            misses.append(("cpu", None, co, ct))
+    else:
+        verdict = "not judged"
+    w(f"| CPU s per s, full-duplex peer, AEC and denoise on, live lab devices (trx: tx + rx) | {f(co, '{:.4f}')} | "
+      f"{f(ct, '{:.4f}')} | {f(cg, '{:.4f}')} | {ratio(co, ct)} | {ratio(co, cg)} | ≤ 0.6 × trx's tx+rx | {verdict} |")
+    coff = peer_cpu(d_off)
+    w(f"| CPU s per s, full-duplex peer, AEC and denoise off | {f(coff, '{:.4f}')} | {f(ct, '{:.4f}')} | {f(cg, '{:.4f}')} | "
+      f"{ratio(coff, ct)} | {ratio(coff, cg)} | – | – |")
+    ro, rt, rg = peer_rss(d_on), peer_rss(d_trx), peer_rss(d_gst)
+    rss_all = [ro] + [r.get("cpu", {}).get(k) for r in list(lab_results.values()) + list(file_results.values())
+                      for k in ("rss_a", "rss_b")]
+    rss_all = [x for x in rss_all if num(x)]
+    rmax = max(rss_all) if rss_all else None
+    verdict = "–" if not num(rmax) else ("met" if rmax <= 30 else "**missed**")
+    if verdict == "**missed**":
+        misses.append(("rss", None, rmax, 30))
+    w(f"| peak RSS of a peer, full duplex (trx, GStreamer: both processes together) | {f(ro)} MB (largest of any intercom "
+      f"process in this run: {f(rmax)} MB) | {f(rt)} | {f(rg)} | {ratio(ro, rt)} | {ratio(ro, rg)} | ≤ 30 MB | {verdict} |")
+    if "joining_new" in disc:
+        allv = disc["joining_new"] + disc["joining_old"] + disc["together"]
+        worst = max(allv) if allv else None
+        verdict = "–" if not num(worst) else ("met" if worst <= 1.0 else "**missed**")
+        if verdict == "**missed**":
+            misses.append(("discovery", None, worst, 1.0))
+        md = lambda v: f"{np.median(v):.3f} s" if v else "–"  # noqa: E731
+        w(f"| time from start to discovery, LAN lab (median; worst of all trials) | a new peer finds one already there: "
+          f"{md(disc['joining_new'])}; the one there finds the new one: {md(disc['joining_old'])}; both start together: "
+          f"{md(disc['together'])}; worst {f(worst, '{:.3f}')} s | – (none) | – (none) | – | – | ≤ 1 s | {verdict} |")
+    else:
+        why = ctx.get("disc_unavailable") or disc.get("error", "not run")
+        w(f"| time from start to discovery | not measured: {why} | – | – | – | – | ≤ 1 s | not judged |")
+    bo, bt, bg = (duplex.get(k, {}) for k in ("ours", "trx", "gstreamer"))
+    bd = duplex.get("ours-dtx", {})
+
+    def kbps(d, key):
+        v = d.get(key, {}).get("ip_bytes_per_s")
+        return v * 8 / 1000 if num(v) else None
+
+    for key, label in (("talking", "talking"), ("silent", "silent")):
+        o, t, g = kbps(bo, key), kbps(bt, key), kbps(bg, key)
+        extra = f" ({f(kbps(bd, key), '{:.1f}')} with `--dtx`)" if bd else ""
+        w(f"| bytes on the wire per stream, {label}: kb/s with IPv4 + UDP headers | {f(o)}{extra} | {f(t)} | {f(g)} | "
+          f"{ratio(o, t)} | {ratio(o, g)} | – | – |")
     w("")
-    ceil = {(c["frame"], c["fec"]): c for c in extras.get("ceiling", [])}
+
+    # ---------------- misses
     if misses:
         w("Where a figure misses its target, and what limits it:")
         w("")
-        if ceil:
-            w(f"- The codec alone (libopus through GStreamer's opusenc/opusdec, no network, 32 kb/s, VOIP) scores "
-              f"PESQ-WB {ceil[(20, False)]['pesq']:.2f} with 20 ms frames and no FEC, {ceil[(20, True)]['pesq']:.2f} with "
-              f"in-band FEC at 10 % expected loss, {ceil[(10, False)]['pesq']:.2f} and {ceil[(10, True)]['pesq']:.2f} with 10 ms "
-              "frames. In-band FEC takes its redundancy out of the same 32 kb/s, so the primary frames are coded "
-              "with fewer bits: that alone caps every figure below with FEC on (see \"Codec alone\" below).")
-        gclean = get(results, "clean", "gstreamer", "pesq")
-        for link, label, o, target in misses:
-            r = results[(link, "ours-10ms")]
-            rc = r.get("receiver", {})
-            g = get(results, link, "gstreamer", "pesq")
-            why = []
-            if link == "clean":
-                why.append(f"no packet was lost (receiver: {rc.get('lost', '?')} lost, {rc.get('concealed', '?')} concealed, "
-                           "at the start of the call)")
-                if ceil:
-                    why.append(f"the codec alone with the same settings (10 ms frames, FEC on) scores {ceil[(10, True)]['pesq']:.2f}, "
-                               f"so the encoder settings, not the call, set this figure; without FEC it would be {ceil[(10, False)]['pesq']:.2f}, "
-                               f"with 20 ms frames and FEC {ceil[(20, True)]['pesq']:.2f}")
-                why.append(f"GStreamer (20 ms frames, FEC on) scores {f(gclean, '{:.2f}')} on the same file")
-            else:
-                why.append(f"the receiver lost {rc.get('lost', '?')} of {rc.get('received', 0) + rc.get('lost', 0)} packets, "
-                           f"recovered {rc.get('recovered_fec', '?')} with in-band FEC and concealed {rc.get('concealed', '?')} with Opus PLC"
-                           f" ({rc.get('late', '?')} late); concealed frames are what PESQ punishes")
-                if g is not None and not math.isnan(g):
-                    why.append(f"GStreamer scores {g:.2f} on the same link")
-            w(f"- {label}: {o:.2f} < {target}: " + "; ".join(why) + ".")
+        for kind, link, a, b in misses:
+            if kind == "delay":
+                r = lab_results.get((link, "ours"), {})
+                rc = r.get("receiver", {})
+                fr = file_results.get((link, "ours-10ms"), {}).get("delay_median")
+                w(f"- Delay, {link}: intercom {a:.1f} ms against trx's {b:.1f} ms ({a / b:.2f} ×). Of intercom's delay, the "
+                  f"lab's device path alone (the same 40 ms device buffers, copied by `arecord | aplay`) is "
+                  f"{f(dev.get('delay_median'))} ms; its receiver held a jitter-buffer target of {f(rc.get('target_delay_ms'))} ms"
+                  + (f"; file to file, without devices, the same link gives {fr:.1f} ms" if num(fr) else "")
+                  + f". trx runs 16 ms device buffers and a 16 ms jitter buffer and barely conceals loss"
+                  + (f" (its PESQ-WB here: {f(lr(link, 'trx', 'pesq'), '{:.2f}')})" if link != "clean" else "")
+                  + "; intercom's 40 ms device buffers (`--audio-buffer-ms`) and its adaptive jitter buffer are where the difference lies.")
+            elif kind == "pesq":
+                r = lab_results.get((link, "ours"), {})
+                rc = r.get("receiver", {})
+                fo2 = file_results.get((link, "ours-10ms"), {}).get("pesq")
+                w(f"- PESQ-WB, {link}: {a:.2f} < {b}: the receiver lost {rc.get('lost', '?')} of "
+                  f"{(rc.get('received') or 0) + (rc.get('lost') or 0)} packets, recovered {rc.get('recovered_fec', '?')} "
+                  f"with in-band FEC and concealed {rc.get('concealed', '?')} with Opus PLC ({rc.get('late', '?')} late)"
+                  + (f"; the codec alone with intercom's settings (10 ms frames, FEC on) scores {ceil[(10, True)]['pesq']:.2f} "
+                     f"without any loss (20 ms frames with FEC: {ceil[(20, True)]['pesq']:.2f}, 10 ms without FEC: "
+                     f"{ceil[(10, False)]['pesq']:.2f}), so the encoder settings cap this figure before the network does" if ceil else "")
+                  + (f"; file to file the same link scores {fo2:.2f}" if num(fo2) else "") + ".")
+            elif kind == "pesq-file":
+                rc = file_results.get(("clean", "ours-10ms"), {}).get("receiver", {})
+                w(f"- PESQ-WB, clean, file to file: {a:.2f} < 3.8 with no packet lost (receiver: {rc.get('lost', '?')} lost, "
+                  f"{rc.get('concealed', '?')} concealed at the start)"
+                  + (f"; the codec alone with the same settings (10 ms frames, FEC on at 10 % expected loss) scores "
+                     f"{ceil[(10, True)]['pesq']:.2f}, without FEC {ceil[(10, False)]['pesq']:.2f}, with 20 ms frames and FEC "
+                     f"{ceil[(20, True)]['pesq']:.2f}: in-band FEC takes its redundancy out of the same 32 kb/s, so the encoder "
+                     "settings, not the call, set this figure" if ceil else "") + ".")
+            elif kind == "drift":
+                w(f"- Delay drift: the delay moved by up to {a:.1f} ms between the first and the last minute (the settled "
+                  f"p5–p95 spread was up to {f(b)} ms), more than one {FRAME_MS} ms frame: the receiver's rate adjustment "
+                  "did not hold the delay at its target against the skew; see the plot below.")
+            elif kind == "cpu":
+                w(f"- CPU: a full-duplex intercom peer used {a:.4f} s per s with AEC and denoise on, {f(coff, '{:.4f}')} with "
+                  f"them off, against {b:.4f} for trx's tx + rx ({a / b:.2f} ×). AEC and denoise cost the difference between "
+                  "the first two; the rest is the call itself (two real-time audio threads and a network thread at 100 "
+                  "packets/s with 10 ms frames against trx's 50, Opus at 10 ms frames, the resampler of the rate "
+                  "adjustment, and ALSA's pulse plugin inside the process as in trx's).")
+            elif kind == "rss":
+                w(f"- RSS: {a:.1f} MB > 30 MB.")
+            elif kind == "discovery":
+                w(f"- Discovery: the slowest trial took {a:.3f} s. A newly started peer publishes only after mDNS probing "
+                  "(three probes 250 ms apart, RFC 6762 §8.1, done by avahi-daemon), so the peers already on the LAN "
+                  "cannot see it sooner than about 0.8 s after it starts.")
         w("")
 
+    # ---------------- lab per link
+    w("## Device to device, per link")
+    w("")
+    w("A's microphone device to B's speaker device through the relay. Delay: each click found again at B's speaker "
+      "(median, p95, range, clicks found/sent); then the delay of 0.5 s windows of speech aligned by cross-correlation "
+      "(median / p95) as a cross-check. PESQ-WB and STOI: mean over the utterances.")
+    w("")
+    w("| link | sender → receiver | delay median | p95 | min–max | clicks | speech-window delay median / p95 | PESQ-WB | STOI | relay dropped | receiver: lost / FEC / PLC / late | jitter buffer target |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    if dev:
+        if "error" in dev:
+            w(f"| – | device path alone | could not run: {dev['error']} |||||||||")
+        else:
+            w(f"| – | device path alone (`arecord \\| aplay`) | {f(dev.get('delay_median'))} ms | {f(dev.get('delay_p95'))} ms | "
+              f"{f(dev.get('delay_min'))}–{f(dev.get('delay_max'))} | {dev['clicks_found']}/{dev['clicks_total']} | "
+              f"{f(dev.get('speech_delay_median'))} / {f(dev.get('speech_delay_p95'))} ms | {f(dev.get('pesq'), '{:.2f}')} | "
+              f"{f(dev.get('stoi'), '{:.3f}')} | – | – | 40 ms device buffers |")
+    _per_link_rows(w, lab_results, lab_links, lab_impls, LAB_LABEL, lab=True)
+    w("")
+    for img in images:
+        if img != "drift.png":
+            w(f"![{img[:-4]}](benchmarks/{img})")
+            w("")
+    if ctx.get("plot_error"):
+        w(f"Plots could not be drawn: {ctx['plot_error']}")
+        w("")
+    inj = [r.get("injection_error_ms") for r in lab_results.values() if num(r.get("injection_error_ms"))]
+    if inj:
+        w(f"Every click was found again in A's microphone channel of the bus within {max(inj):.2f} ms of where the "
+          "program put it, so no glitch of the injection passes for a delay.")
+        w("")
+
+    # ---------------- file per link
+    w("## File to file, per link")
+    w("")
+    _per_link_rows(w, file_results, file_links, file_impls, FILE_LABEL, lab=False, header=True)
+    w("")
     if ceil:
         w("### Codec alone")
         w("")
@@ -184,99 +388,138 @@ def write(path, root, ctx, results, extras, links, impls):
         for c in extras["ceiling"]:
             w(f"| {c['frame']} ms | {'on, 10 % expected loss' if c['fec'] else 'off'} | {c['pesq']:.2f} | {c['stoi']:.3f} |")
         w("")
-    elif extras.get("ceiling_error"):
-        w(f"The codec-alone ceiling could not be measured: {extras['ceiling_error']}")
-        w("")
 
-    # ---------------- per link
-    w("## Delay and speech quality per link")
+    w("### Speech quality per utterance")
     w("")
-    w("Delay: the clicks found again in B's output (median, p95, range, clicks found/sent); then the delay of 0.5 s "
-      "windows of speech aligned by cross-correlation (median, p95), as a cross-check. PESQ-WB and STOI: mean over the utterances.")
+    w("| call | link | sender → receiver | " + " | ".join(f"{v}: PESQ-WB / STOI" for v in ctx["voices"]) + " |")
+    w("|---|---|---|" + "---|" * len(ctx["voices"]))
+    for kind, results, links, impls, labels in (("devices", lab_results, lab_links, lab_impls, LAB_LABEL),
+                                                ("files", file_results, file_links, file_impls, FILE_LABEL)):
+        for link in links:
+            for impl in impls:
+                r = results.get((link, impl))
+                if not r or "error" in r:
+                    continue
+                w(f"| {kind} | {link} | {labels[impl]} | " + " | ".join(f"{f(u['pesq'], '{:.2f}')} / {f(u['stoi'], '{:.3f}')}"
+                                                                      for u in r["utterances"]) + " |")
     w("")
-    w("| link | sender → receiver | delay median | p95 | min–max | clicks | speech-window delay median / p95 | PESQ-WB | STOI | relay dropped | receiver: lost / FEC / PLC / late | jitter buffer target |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+    # ---------------- drift
+    w("## Delay drift at ±500 ppm")
+    w("")
+    if drifts:
+        w(f"File to file, intercom with 10 ms frames, {ctx['drift_seconds'] / 60:.3g} minutes per call, both calls at once; "
+          "clicks 0.7–1.3 s apart. \"Settled\" leaves out the first 10 s.")
+        w("")
+        w("| skew | relay profile | clicks found | delay, first minute (median) | last minute | change | settled p5–p95 | slope | receiver: lost / PLC / late | jitter buffer target at the end |")
+        w("|---|---|---|---|---|---|---|---|---|---|")
+        for d in drifts:
+            rc = d.get("receiver", {})
+            w(f"| {d['ppm']:+d} ppm | `{d['profile']}` | {d['found']}/{d['total']} | {f(d.get('start_ms'))} ms | "
+              f"{f(d.get('end_ms'))} ms | {f(d.get('change_ms'), '{:+.1f}')} ms | {f(d.get('p5_ms'))}–{f(d.get('p95_ms'))} ms | "
+              f"{f(d.get('slope_ms_per_min'), '{:+.2f}')} ms/min | {rc.get('lost')} / {rc.get('concealed')} / {rc.get('late')} | "
+              f"{f(rc.get('target_delay_ms'))} ms |")
+        w("")
+        if "drift.png" in images:
+            w("![drift](benchmarks/drift.png)")
+            w("")
+    for e in extras.get("drift_errors", []):
+        w(f"- could not run: {e}")
+    if not ctx["quick"] or ctx["drift_seconds"] >= 1800:
+        pass
+    else:
+        w(f"This is the --quick version ({ctx['drift_seconds'] / 60:.3g} min); the full run (`scripts/bench`) runs 30 minutes.")
+    w("")
+
+    # ---------------- resources
+    w("## CPU, memory and bytes on the wire (full duplex, lab devices)")
+    w("")
+    ts, ss = extras.get("duplex_seconds", (0, 0))
+    w(f"Both peers talk at once for {ts:.0f} s (speech injected into both microphone devices) and are then silent for "
+      f"{ss:.0f} s, on a clean link through a counting UDP relay (a few lines of Python in the benchmark). CPU: user + system "
+      "seconds from `/proc/PID/stat` over the talking part, per second; a peer is one intercom process, or trx's `tx` and "
+      "`rx`, or GStreamer's sender and receiver pipelines. Peak RSS: VmHWM from `/proc/PID/status`, read every 50 ms. Bytes: "
+      "every datagram of A's stream (for intercom that includes its RTCP reports and hellos on the same port; trx's RTCP "
+      "goes to port + 1 and is not counted; the GStreamer pipelines send none), plus 28 bytes of IPv4 + UDP headers each; "
+      "talking from 0.5 s after the speech starts, silent from 1 s after it ends.")
+    w("")
+    w("| peer | CPU s per s (A / B) | peak RSS, MB (each process) | A's stream talking: datagrams/s, bytes/datagram, kb/s | silent: datagrams/s, bytes/datagram, kb/s |")
+    w("|---|---|---|---|---|")
+    names = {"ours": "intercom, AEC + denoise + AGC on", "ours-no-aec-denoise": "intercom, `--no-aec --no-denoise`",
+             "ours-dtx": "intercom, `--dtx`", "trx": "trx (`tx` + `rx`)", "gstreamer": "GStreamer (two pipelines)"}
+    for k, label in names.items():
+        d = duplex.get(k)
+        if d is None:
+            continue
+        if "error" in d:
+            w(f"| {label} | could not run: {d['error']} ||||")
+            continue
+
+        def rate(x):
+            return (f"{x.get('datagrams_per_s', float('nan')):.1f}, {f(x.get('bytes_per_datagram'))}, "
+                    f"{f(x.get('ip_bytes_per_s', float('nan')) * 8 / 1000)}")
+        w(f"| {label} | {d['A']['cpu']:.4f} / {d['B']['cpu']:.4f} | "
+          f"{' + '.join(f'{x:.1f}' for x in d['A']['rss'])} / {' + '.join(f'{x:.1f}' for x in d['B']['rss'])} | "
+          f"{rate(d['talking'])} | {rate(d['silent'])} |")
+    w("")
+    w("Silence in the lab is digital zeros from the null sink's monitor; a real microphone's noise floor may keep DTX "
+      "from engaging as often.")
+    w("")
+
+    # ---------------- discovery
+    w("## Discovery")
+    w("")
+    if "joining_new" in disc:
+        w("In the LAN lab (`scripts/lab/lan-lab`): two network namespaces on one bridge, each with its own D-Bus and "
+          "avahi-daemon; `intercom announce` in each publishes `_intercom._udp`, browses, and prints each event with its "
+          "CLOCK_MONOTONIC time (one clock for both namespaces). Fresh service names every trial. "
+          f"{disc.get('failures', 0)} trial(s) failed.")
+        w("")
+        w("| trial | times (s) |")
+        w("|---|---|")
+        w(f"| B running for 2 s, A starts: A finds B after | {', '.join(f'{x:.3f}' for x in disc['joining_new'])} |")
+        w(f"| … B finds A, after A's start | {', '.join(f'{x:.3f}' for x in disc['joining_old'])} |")
+        w(f"| A and B start together: each finds the other after | {', '.join(f'{x:.3f}' for x in disc['together'])} |")
+    else:
+        w(f"Not measured: {ctx.get('disc_unavailable') or disc.get('error', 'not run')}")
+    w("")
+
+    _method(w, ctx, file_results)
+    path.write_text("\n".join(L))
+
+
+def _per_link_rows(w, results, links, impls, labels, lab, header=False):
+    if header:
+        w("Delay and quality as in the device-to-device table, with no device: A's file clock to B's file clock "
+          "(see \"How it is measured\").")
+        w("")
+        w("| link | sender → receiver | delay median | p95 | min–max | clicks | speech-window delay median / p95 | PESQ-WB | STOI | relay dropped | receiver: lost / FEC / PLC / late | jitter buffer target |")
+        w("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for link in links:
         for impl in impls:
             r = results.get((link, impl))
             if r is None:
                 continue
             if "error" in r:
-                w(f"| {link} | {LABEL[impl]} | could not run: {r['error']} |||||||||")
+                w(f"| {link} | {labels[impl]} | could not run: {r['error']} |||||||||")
                 continue
             rc = r.get("receiver")
             rcs = f"{rc['lost']} / {rc['recovered_fec']} / {rc['concealed']} / {rc['late']}" if rc else "not reported"
-            tgt = f"{rc['target_delay_ms']:.1f} ms" if rc else "60 ms (fixed)"
+            if rc:
+                tgt = f"{rc['target_delay_ms']:.1f} ms"
+            elif impl == "trx":
+                tgt = "16 ms (`-j 16`)"
+            else:
+                tgt = "60 ms (fixed)"
             rel = r.get("relay", {})
-            w(f"| {link} | {LABEL[impl]} | {f(r.get('delay_median'))} ms | {f(r.get('delay_p95'))} ms | "
+            w(f"| {link} | {labels[impl]} | {f(r.get('delay_median'))} ms | {f(r.get('delay_p95'))} ms | "
               f"{f(r.get('delay_min'))}–{f(r.get('delay_max'))} | {r['clicks_found']}/{r['clicks_total']} | "
               f"{f(r.get('speech_delay_median'))} / {f(r.get('speech_delay_p95'))} ms | {f(r.get('pesq'), '{:.2f}')} | "
               f"{f(r.get('stoi'), '{:.3f}')} | {rel.get('dropped', '?')} of {rel.get('received', '?')} | {rcs} | {tgt} |")
-    w("")
-    for img in images:
-        w(f"![{img[:-4]}](benchmarks/{img})")
-        w("")
-    if ctx.get("plot_error"):
-        w(f"Plots could not be drawn: {ctx['plot_error']}")
-        w("")
-    w("### Speech quality per utterance")
-    w("")
-    w("| link | sender → receiver | " + " | ".join(f"{v}: PESQ-WB / STOI" for v in ctx["voices"]) + " |")
-    w("|---|---|" + "---|" * len(ctx["voices"]))
-    for link in links:
-        for impl in impls:
-            r = results.get((link, impl))
-            if not r or "error" in r:
-                continue
-            w(f"| {link} | {LABEL[impl]} | " + " | ".join(f"{f(u['pesq'], '{:.2f}')} / {f(u['stoi'], '{:.3f}')}"
-                                                     for u in r["utterances"]) + " |")
-    w("")
 
-    # ---------------- resources
-    w("## CPU and memory")
-    w("")
-    w("CPU seconds (user + system, from `wait4`'s rusage of each process) per second of the process's run; "
-      "peak RSS is VmHWM from `/proc/PID/status`, read every 50 ms while the process runs (the last 50 ms before exit can be missed). With `--input-file` intercom sends the file as it is: the echo canceller, denoise "
-      "and AGC are **off** (they run only on a live microphone), so these figures are without them; "
-      "the figure with AEC and denoise on needs a sound card (the audio lab).")
-    w("")
-    if "error" in extras:
-        w(f"Could not measure: {extras['error']}")
-        w("")
-    if d:
-        w(f"| process | CPU s per s | peak RSS |")
-        w("|---|---|---|")
-        w(f"| intercom, full duplex ({extras['seconds']:.0f} s, both peers speak and listen, 10 ms frames), peer A | {d['cpu_a']:.4f} | {d['rss_a']:.1f} MB |")
-        w(f"| intercom, full duplex, peer B | {d['cpu_b']:.4f} | {d['rss_b']:.1f} MB |")
-        for impl in ("ours-10ms", "ours-20ms"):
-            r = results.get(("clean", impl), {})
-            c = r.get("cpu")
-            if c:
-                w(f"| {LABEL[impl]}, clean link: speaker only (A) | {c['a']:.4f} | {c['rss_a']:.1f} MB |")
-                w(f"| {LABEL[impl]}, clean link: listener only (B, writes the file) | {c['b']:.4f} | {c['rss_b']:.1f} MB |")
-        c = results.get(("clean", "gstreamer"), {}).get("cpu")
-        if c:
-            w(f"| GStreamer sender pipeline (`gst-launch-1.0`), clean link | {c['tx']:.4f} | {c['rss_tx']:.1f} MB |")
-            w(f"| GStreamer receiver pipeline, clean link | {c['rx']:.4f} | {c['rss_rx']:.1f} MB |")
-        w("")
-    wire = extras.get("wire")
-    if wire:
-        w("## Bytes on the wire, per stream")
-        w("")
-        w(f"Peer A's own counters over a {extras['seconds']:.0f} s call on the clean link: RTP (header + Opus payload), "
-          "all UDP payload it sent (RTP plus one RTCP report and hello a second), and the same with 28 bytes of "
-          "IPv4 + UDP headers per datagram. Opus at 32 kb/s, in-band FEC on.")
-        w("")
-        w("| input | frame | RTP packets/s | Opus payload bytes/packet | RTP bytes/s | UDP payload bytes/s | IPv4 bytes/s (kb/s) |")
-        w("|---|---|---|---|---|---|---|")
-        for x in wire:
-            w(f"| {x['label']} | {x['frame']} ms | {x['packets_per_s']:.1f} | {x['payload_per_packet']:.1f} | "
-              f"{x['rtp_bytes_per_s']:.0f} | {x['udp_bytes_per_s']:.0f} | {x['ip_bytes_per_s']:.0f} ({x['ip_bytes_per_s'] * 8 / 1000:.1f}) |")
-        w("")
-        w("Silence is a file of digital zeros; a real microphone's noise floor may keep DTX from engaging as often.")
-        w("")
 
-    # ---------------- method
+def _method(w, ctx, file_results):
+    from . import lab as labmod
     w("## How it is measured")
     w("")
     w("**Input.** One WAV file per call (48 kHz mono): a click train, an utterance, a click train, … , a click train. "
@@ -291,63 +534,66 @@ def write(path, root, ctx, results, extras, links, impls):
       "same packets are dropped at the same positions whoever sends (20 ms senders see every other draw, so not the "
       "same audio is lost). The relay runs in its own process between A and B on 127.0.0.1.")
     w("")
-    w("**intercom.** Peer B: `intercom --no-discovery --port PB --frame-ms F --output-file out.wav --duration D --stats-json b.json`; "
-      "relay: `intercom relay --listen-a 127.0.0.1:RA --listen-b 127.0.0.1:RB --peer-b 127.0.0.1:PB --network PROFILE --duration D`; "
-      "peer A: `intercom --no-discovery --port PA --frame-ms F --peer 127.0.0.1:RA --input-file program.wav --duration D --stats-json a.json`, "
-      "started in that order, 0.5 s and 0.3 s apart. Opus 32 kb/s, in-band FEC on, DTX off (the defaults). "
-      "Delay of a click = `output_start_ns` + (its position in out.wav)/48 kHz − (`input_start_ns` + its position in the input)/48 kHz. "
-      "Both times are CLOCK_REALTIME read by each process when its file clock starts, on one machine; the file source "
-      "releases each frame one frame period after its first sample (as a microphone would) and the file sink takes one "
-      "frame per period from its first sample, so file positions are wall-clock times.")
+    w("**The audio lab and one clock.** `scripts/lab/audio-lab start --devices mic_a,spk_a,mic_b,spk_b --bus mic_a,spk_b` "
+      "starts a private PulseAudio server whose null sinks are ALSA devices (`bench_mic_a`, … through ALSA's pulse plugin: "
+      "playing into one plays into the sink, capturing from it records the sink's monitor). With `--bus`, A's microphone "
+      "and B's speaker are not sinks of their own but one-channel remapped sinks (`module-remap-sink`) of one two-channel "
+      "null sink, the bus: channel 0 carries what reaches A's microphone, channel 1 what B's speaker plays. The benchmark "
+      "records the bus's monitor once (`parec --channel-map=aux0,aux1`) for the whole call, and plays the program into A's "
+      "microphone with `paplay`. Delay of a click = (its position in channel 1 − its position in channel 0) / 48 kHz: the "
+      "injecting and recording tools' buffering is common to both channels and cancels out, and the program is located in "
+      "channel 0 (and every click checked there) rather than assumed. B's microphone and A's speaker are plain null sinks.")
     w("")
-    w("**GStreamer anchor.** The settings a careful user would pick for a low-delay call, as the issue's anchor: sender "
-      f"`gst-launch-1.0 fdsrc fd=0 ! rawaudioparse format=pcm pcm-format=s16le sample-rate=48000 num-channels=1 ! audioconvert ! {runs.GST_OPUSENC} ! rtpopuspay pt=96 ! udpsink host=127.0.0.1 port=RA sync=false`; "
-      f"receiver `gst-launch-1.0 udpsrc port=PB caps=\"{runs.GST_CAPS}\" ! {runs.GST_JITTER} ! rtpopusdepay ! {runs.GST_OPUSDEC} ! audioconvert ! audioresample ! "
-      "audio/x-raw,format=S16LE,rate=48000,channels=1 ! fdsink fd=1 sync=false`. "
-      "The benchmark writes the input into the sender's pipe 10 ms at a time, each chunk when a microphone would hand it over "
-      "(one period after its first sample, after a 1 s lead-in of silence so the pipeline is running), and reads the "
-      "receiver's pipe in a thread, stamping each read with CLOCK_REALTIME. The receiver is not clocked (`sync=false`, as "
-      "the issue's `pulsesink sync=false`), so a sound card is modelled: each chunk plays when it arrives or when the chunk "
-      "before it has finished, whichever is later. Such a sink never catches up: each time the jitter buffer holds packets back (it waits up to its 60 ms `latency` for a missing packet before declaring it lost), the delay grows by the wait and stays, which is why GStreamer's delay climbs through a lossy call (see its min–max). GStreamer's PESQ is taken on the decoded stream without the gaps "
-      "such a card would play when the jitter buffer runs dry, which favours GStreamer slightly.")
+    w(f"**Device path alone.** `arecord -D bench_mic_a | aplay -D bench_spk_b`, both with {labmod.ALSA_PERIOD_MS} ms periods "
+      f"and {labmod.ALSA_BUFFER_MS} ms buffers (intercom's default `--audio-buffer-ms`), measured as a call: what a call cannot "
+      "go below with these devices and buffers, before any network, codec or jitter buffer.")
+    w("")
+    w("**intercom through the devices.** Peer B: `intercom --no-discovery --frame-ms 10 --port PB --capture bench_mic_b "
+      "--playback bench_spk_b --duration D --stats-json b.json`; relay as below; peer A: `intercom --no-discovery --frame-ms 10 "
+      "--port PA --peer 127.0.0.1:RA --capture bench_mic_a --playback bench_spk_a --duration D --stats-json a.json`. "
+      "Everything else at its default: 40 ms device buffers, Opus 32 kb/s with in-band FEC, DTX off, echo cancellation, "
+      "denoise and AGC on (they run on live devices), open mode (no terminal).")
+    w("")
+    w(f"**trx anchor.** Debian's `trx` ({'`trx-tx`/`trx-rx`'}): receiver `trx-rx -d bench_spk_b -h 127.0.0.1 -p PB -c 1 "
+      f"-m {labmod.TRX_BUFFER_MS} -j {labmod.TRX_JITTER_MS}`, sender `trx-tx -d bench_mic_a -h 127.0.0.1 -p RA -c 1 "
+      f"-m {labmod.TRX_BUFFER_MS} -f {labmod.TRX_FRAME} -b {labmod.TRX_KBPS}`: mono, 32 kb/s, 20 ms frames, as the issue's "
+      "anchor, and trx's own 16 ms device buffer and 16 ms jitter buffer, which played without dropouts on the clean link "
+      "in this lab (20 ms and 30 ms were tried and were no better). trx sends RTP with oRTP and conceals nothing beyond what "
+      "Opus's decoder does for a missing frame.")
+    w("")
+    w(f"**GStreamer anchor through the devices.** Sender `gst-launch-1.0 pulsesrc device=mic_a.monitor {labmod.GST_DEVICE} ! "
+      f"audio/x-raw,rate=48000,channels=1 ! audioconvert ! {runs.GST_OPUSENC} ! rtpopuspay pt=96 ! udpsink host=127.0.0.1 port=RA`; "
+      f"receiver `gst-launch-1.0 udpsrc port=PB caps=\"{runs.GST_CAPS}\" ! {runs.GST_JITTER} ! rtpopusdepay ! {runs.GST_OPUSDEC} ! "
+      f"audioconvert ! audioresample ! pulsesink device=spk_b {labmod.GST_DEVICE} sync=false` (the same server and devices "
+      "as the ALSA PCMs; `alsasrc` is not installed here). The sink is not clocked (`sync=false`), as the issue's anchor: "
+      "with a clocked sink the delay was about 250 ms there.")
+    w("")
+    w("**File to file.** Peer B: `intercom --no-discovery --port PB --frame-ms F --output-file out.wav --duration D --stats-json b.json`; "
+      "peer A: `intercom --no-discovery --port PA --frame-ms F --peer 127.0.0.1:RA --input-file program.wav --duration D --stats-json a.json`. "
+      "Delay of a click = `output_start_ns` + (its position in out.wav)/48 kHz − (`input_start_ns` + its position in the input)/48 kHz, "
+      "both CLOCK_REALTIME read by each process when its file clock starts. The GStreamer anchor file to file: "
+      f"`fdsrc ! rawaudioparse ! audioconvert ! {runs.GST_OPUSENC} ! rtpopuspay ! udpsink` fed 10 ms at a time when a "
+      f"microphone would hand it over, and `udpsrc ! {runs.GST_JITTER} ! rtpopusdepay ! {runs.GST_OPUSDEC} ! fdsink sync=false`, "
+      "each read stamped with CLOCK_REALTIME and played back to back as a sound card would.")
+    w("")
+    w("**Drift.** See the drift section: the relay's `skew=±500` stretches or shrinks the sender's timeline by 500 ppm "
+      "(a sender's sound card running slow or fast); the click's mouth time is stretched the same way, and the relay's "
+      "fixed `delay=` (needed so that a fast sender's packets can arrive early) is taken out, so the figure is the delay "
+      "the receiver adds, which should stay flat if its rate adjustment keeps up.")
     w("")
     w("**Finding clicks.** A matched filter (the click's own waveform) over the output, its Hilbert envelope, a coarse "
       "delay at 1 ms steps that lines up each click and its two neighbours on each side, then the envelope's peak within "
-      "±85 ms of it. A click whose peak is below a quarter of the median peak counts as not found (lost and concealed).")
+      "±85 ms of it. A click whose peak is below a quarter of the median peak, or below 1 % of a full-level click's, counts "
+      "as not found (lost and concealed).")
     w("")
     w("**Speech quality.** Each utterance is cut from the output at the lag that best matches it (cross-correlation "
       "within ±150 ms of the click delay), both are resampled to 16 kHz, and scored with PESQ-WB (ITU-T P.862.2, PyPI "
       "`pesq`, mode `wb`) and STOI (PyPI `pystoi`).")
     w("")
-    w("**Error bounds.**")
+    w("**Error bounds.** Device to device: the two channels of the bus are one sink's samples, so a click is located to "
+      "the sample (±0.02 ms) plus whatever phase the codec gives it (under 0.5 ms). File to file: the two start times come "
+      "from one clock (error below 0.1 ms). Each figure comes from one call per link (one seed); with ~"
+      + str(ctx["n_clicks"]) + " clicks per call the median is firm and the p95 rests on the few slowest clicks. GStreamer's "
+      "and trx's delays on lossy links depend on when their buffers stall, so they move by ±15 ms or more from run to run. "
+      "CPU figures move with the machine's other load (see the load average at the top).")
     w("")
-    w("- intercom: the two start times are read from one clock on one machine (error below 0.1 ms); a click is "
-      "located to the sample (±0.02 ms) plus whatever phase the codec gives it (well under 0.5 ms, the click's envelope "
-      "width). The file sink's timeline is its schedule: if B's playback thread ran late, the file would not show it, "
-      "while a sound card would underrun.")
-    gl = [r.get("timing") for (l, i), r in results.items() if i == "gstreamer" and r.get("timing")]
-    if gl:
-        wl_med = float(np.median([t["write_late_median"] for t in gl]))
-        wl_p99 = max(t["write_late_p99"] for t in gl)
-        wl_max = max(t["write_late_max"] for t in gl)
-        bpr = float(np.median([t["bytes_per_read"] for t in gl]))
-        w(f"- GStreamer: the benchmark's writes into the sender were late by {wl_med:.2f} ms (median), {wl_p99:.2f} ms (p99), "
-          f"{wl_max:.2f} ms at worst over all calls; lateness delays the packets, so it adds to GStreamer's measured delay. "
-          f"Reads of the receiver's pipe took {bpr:.0f} bytes each (median; one 20 ms Opus frame is 1920 bytes), so they "
-          "kept up frame by frame; a read stamped late also adds to GStreamer's delay. Both errors make GStreamer look slower, "
-          "by about a millisecond on this idle machine. The pipes themselves add microseconds.")
-    w("- Each figure comes from one call per link (one seed); with ~" + str(ctx["n_clicks"]) + " clicks per call the "
-      "median is firm, the p95 rests on the few slowest clicks. GStreamer's delay on lossy links depends on when its "
-      "jitter buffer stalls, so it moves by ±15 ms or more from run to run; intercom's moves by about a millisecond.")
-    w("")
-    w("## Not measured yet")
-    w("")
-    w("- **trx** (Debian `trx`): it captures and plays only through ALSA devices, so it needs the audio lab "
-      "(PulseAudio null sinks); not measured yet, and the targets stated relative to trx are not judged.")
-    w("- **Mouth-to-ear delay through sound devices** and the lab's own device overhead: need the audio lab.")
-    w("- **CPU with AEC and denoise on**: they run only on a live microphone.")
-    w("- **Discovery time**: mDNS discovery is not implemented yet.")
-    w("- **Delay drift over 30 minutes at ±500 ppm**: skipped in this version; a `--long` mode can drive it with the "
-      "relay's `skew=500` profile key.")
-    w("")
-    path.write_text("\n".join(L))

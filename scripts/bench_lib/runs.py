@@ -104,15 +104,31 @@ class Proc:
 
 
 class Ports:
-    """Fresh loopback ports for every call, so no stray packet of one call reaches the next."""
+    """Fresh loopback ports for every call, so no stray packet of one call reaches the next.
+    Each port handed out is free on 127.0.0.1 and so is the one after it (RTP tools such as
+    trx's take port + 1 for RTCP); ports in use by anything else are skipped."""
 
     def __init__(self, base):
         self.next = base
 
+    @staticmethod
+    def _free(port):
+        import socket
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return True
+            except OSError:
+                return False
+
     def take(self, n):
-        p = list(range(self.next, self.next + n))
-        self.next += n
-        return p
+        out = []
+        while len(out) < n:
+            p = self.next
+            self.next += 2
+            if self._free(p) and self._free(p + 1):
+                out.append(p)
+        return out
 
 
 def relay_counters(log):

@@ -147,7 +147,11 @@ def find_clicks(output, out_time_ns, in_times_ns, max_delay_ms=1000.0, search_ms
         k = a + int(np.argmax(env[a:b]))
         peaks[i] = env[k]
         delays[i] = (times[k] - t) / 1e6
-    found = peaks > 0
+    # Not found: no peak at all, a peak below a quarter of the median click's, or one a
+    # hundred times weaker than a click at the input's level (silence, noise).
+    floor = 0.01 * float(np.sum(tpl ** 2))
+    found = peaks > floor
+    delays[~found] = np.nan
     if found.any():
         level = np.median(peaks[found])
         delays[peaks < 0.25 * level] = np.nan
