@@ -138,6 +138,58 @@ extension EndToEndTests {
             #expect(result.envelope > 0.8, "near-end speech envelope correlation \(result.envelope)")
             #expect(result.wellMatched > 0.6, "well matched \(result.wellMatched)")
         }
+
+        @Test func aMissingSpeakerIsNamedAndAPulledOneComesBackWhileTheCallGoesOn() async throws {
+            // One lab per device: PulseAudio moves the streams of a vanished sink to another
+            // sink of its server, where a sound card's would simply fail.
+            async let labA = startLabOffTheRunner(["mic_a"])
+            async let microphoneB = startLabOffTheRunner(["mic_b"])
+            async let speakerB = startLabOffTheRunner(["spk_b"])
+            let labs = try await [labA, microphoneB, speakerB]
+            defer { for lab in labs { lab.stop() } }
+            let paragraph = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let missing = "intercom_test_no_such_speaker"
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
+            let seconds = 14.0
+            let b = try ChildProcess(ChildProcess.intercomPath, [
+                "--capture", labs[1].alsaName("mic_b"), "--playback", labs[2].alsaName("spk_b"), "--port", "\(portB)",
+                "--no-discovery", "--mode", "open", "--duration", "\(seconds)", "--stats-json", statsB,
+            ], environment: AudioLab.environment(combining: [labs[1], labs[2]]))
+            // A's speaker does not exist: A says so once, and its microphone still talks to B.
+            let a = try ChildProcess(ChildProcess.intercomPath, [
+                "--capture", labs[0].alsaName("mic_a"), "--playback", missing, "--port", "\(portA)", "--no-discovery",
+                "--mode", "open", "--duration", "\(seconds)", "--stats-json", statsA, "--peer", "127.0.0.1:\(portB)",
+            ], environment: labs[0].environment)
+            try await Task.sleep(for: .seconds(1.5))
+            let talker = try labs[0].inject(paragraph, into: "mic_a")
+            defer { talker.signal(SIGTERM) }
+
+            // B's speaker is pulled out for three seconds, mid-sentence.
+            try await Task.sleep(for: .seconds(2.5))
+            try labs[2].unplug("spk_b")
+            try await Task.sleep(for: .seconds(3))
+            try labs[2].plug("spk_b")
+            let recordingPath = temporaryPath("spk_b-after.raw")
+            let recorder = try labs[2].record("spk_b", to: recordingPath)
+            CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            let heard = try labs[2].finishRecording(recorder, path: recordingPath)
+
+            let aWarnings = a.standardError.split(separator: "\n").filter { $0.contains("warning") && $0.contains(missing) }
+            #expect(aWarnings.count == 1, "\(a.standardError)")
+            #expect(aWarnings.first?.contains("No such file or directory") == true, "\(aWarnings)")
+            let bLines = b.standardError.split(separator: "\n")
+            let speaker = "'\(labs[2].alsaName("spk_b"))'"
+            #expect(bLines.filter { $0.contains("warning") && $0.contains(speaker) }.count == 1, "\(b.standardError)")
+            #expect(bLines.contains { $0.contains(speaker) && $0.contains("is back") }, "\(b.standardError)")
+            // The speech came out of B's speaker again once it was back.
+            let blocks = SignalMeasures.blockRMS(heard, block: 4_800)
+            #expect(blocks.filter { $0 > 0.02 }.count >= 10, "B's speaker stayed silent after it came back: \(blocks)")
+            // All along, A's packets reached B.
+            let sent = CallFixtures.int(try CallFixtures.readStats(statsA), "sent_packets")
+            let received = CallFixtures.int(try CallFixtures.readStats(statsB), "received")
+            #expect(sent > 1_000 && received >= sent - 10, "A sent \(sent), B received \(received)")
+        }
     }
 }
 

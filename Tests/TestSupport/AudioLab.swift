@@ -55,6 +55,19 @@ public final class AudioLab: @unchecked Sendable {
 
     deinit { stop() }
 
+    /// The environment for a program that uses devices of several labs: each lab's ALSA
+    /// devices name their own server, so only ALSA's configuration needs joining. Labs of a
+    /// single device are how a device can vanish without PulseAudio moving its streams to
+    /// another sink of the same server.
+    public static func environment(combining labs: [AudioLab]) -> [String: String] {
+        var environment = labs.first?.environment ?? [:]
+        let files = labs.compactMap { $0.environment["ALSA_CONFIG_PATH"]?.split(separator: ":").dropFirst().map(String.init) }
+        if let toplevel = labs.first?.alsaToplevelConfiguration {
+            environment["ALSA_CONFIG_PATH"] = ([toplevel] + files.flatMap { $0 }).joined(separator: ":")
+        }
+        return environment
+    }
+
     /// The ALSA PCM name of one of the lab's devices.
     public func alsaName(_ device: String) -> String { "\(prefix)_\(device)" }
 
