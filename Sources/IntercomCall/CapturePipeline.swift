@@ -14,8 +14,13 @@ final class CapturePipeline {
     /// Present for live input with echo cancellation on.
     private let echoCanceller: EchoCanceller?
     private let echoReference: EchoReference
-    /// Present for live input, or in VOX mode, where its voice activity detector drives the gate.
+    /// Measures voice activity for VOX, and cleans live input (denoise, AGC, residual echo).
     private let preprocessor: Preprocessor?
+    /// Whether the preprocessor's output is sent. When it would neither denoise, level nor
+    /// suppress echo (file input), it only listens, on a copy: its overlapping analysis
+    /// windows would delay the audio by a frame for nothing.
+    private let preprocessorShapesAudio: Bool
+    private var analysisFrame: [Int16]
     private var gate = VoiceActivityGate()
     /// The preprocessor settings in force, to notice a changed VOX threshold.
     private var cleaning: PreprocessorConfiguration
@@ -59,6 +64,8 @@ final class CapturePipeline {
             cleaning.automaticGainControl = false
         }
         self.cleaning = cleaning
+        preprocessorShapesAudio = cleaning.denoise || cleaning.automaticGainControl || echoCanceller != nil
+        analysisFrame = [Int16](repeating: 0, count: frameSamples)
         preprocessor = try Preprocessor(frameSamples: frameSamples, configuration: cleaning, echoCanceller: echoCanceller)
         self.stream = stream
         payloadType = configuration.payloadType
@@ -90,7 +97,7 @@ final class CapturePipeline {
         if let echoCanceller {
             frame = try echoCanceller.cancel(capture: frame, reference: echoReference.reference(capturedAt: captureTime))
         }
-        let speech = try preprocessor?.process(&frame) ?? true
+        let speech = try detectSpeechAndClean()
         counters.level.store(peakLevel(frame), ordering: .relaxed)
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
             && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
@@ -122,6 +129,14 @@ final class CapturePipeline {
         } else {
             counters.outboxFull.wrappingIncrement(ordering: .relaxed)
         }
+    }
+
+    /// Runs the preprocessor on the frame, or on a copy of it when it only detects voice.
+    private func detectSpeechAndClean() throws -> Bool {
+        guard let preprocessor else { return true }
+        if preprocessorShapesAudio { return try preprocessor.process(&frame) }
+        for index in frame.indices { analysisFrame[index] = frame[index] }
+        return try preprocessor.process(&analysisFrame)
     }
 
     /// Sizes in-band FEC to the loss the peers report, when a new report came in.
