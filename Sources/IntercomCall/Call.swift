@@ -64,7 +64,8 @@ public final class Call: @unchecked Sendable {
         // Each pipeline is used by its own thread only, from here on.
         let (capture, playback, network) = (self.capture, self.playback, self.network)
         let (stopAudio, stopNetwork) = (self.stopAudio, self.stopNetwork)
-        threads.append(try JoinableThread(name: "network") { network.run(until: stopNetwork) })
+        // Arrivals are stamped on the network thread: a late wake-up would pass for network jitter.
+        threads.append(try JoinableThread(name: "network", realtime: true) { network.run(until: stopNetwork) })
         threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(until: stopAudio) })
         threads.append(try JoinableThread(name: "capture", realtime: true) { capture.run(until: stopAudio) })
         logger.info("call started", metadata: [

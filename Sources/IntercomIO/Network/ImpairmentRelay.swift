@@ -103,7 +103,9 @@ public final class ImpairmentRelay {
         self.counterCells = counterCells
         self.poller = poller
         do {
-            self.thread = try JoinableThread(name: "relay") { loop.run() }
+            // The relay stands for a network: a busy host must not add its own stalls to the
+            // impairments it was asked for, so it runs at real-time priority where permitted.
+            self.thread = try JoinableThread(name: "relay", realtime: true) { loop.run() }
         } catch {
             throw .systemCall(operation: "pthread_create", errno: Errno(rawValue: error.code))
         }
