@@ -37,7 +37,7 @@ struct AudioOptions: ParsableArguments {
     var frameMilliseconds: Int = 10
 
     @Option(help: ArgumentHelp("Opus bitrate in bits per second.", valueName: "BPS"))
-    var bitrate: Int = 32_000
+    var bitrate: Int = OpusEncoderConfiguration().bitrate
 
     @Flag(name: .customLong("no-fec"), help: "Send no in-band forward error correction.")
     var noFEC = false
