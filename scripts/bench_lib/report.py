@@ -301,7 +301,11 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
                   + (f"; file to file, without devices, the same link gives {fr:.1f} ms" if num(fr) else "")
                   + f". trx runs 16 ms device buffers and a 16 ms jitter buffer and barely conceals loss"
                   + (f" (its PESQ-WB here: {f(lr(link, 'trx', 'pesq'), '{:.2f}')})" if link != "clean" else "")
-                  + "; intercom's 40 ms device buffers (`--audio-buffer-ms`) and its adaptive jitter buffer are where the difference lies.")
+                  + "; intercom's 40 ms device buffers (`--audio-buffer-ms`) and its adaptive jitter buffer are where the difference lies"
+                  + (f" (here {rc.get('late')} packets came too late for it)" if rc.get("late") else "")
+                  + (f"; the lab's device path itself was unsteady in this run (its clicks came {dev['delay_min']:.0f}–"
+                     f"{dev['delay_max']:.0f} ms late)" if num(dev.get("delay_max")) and dev["delay_max"] - dev["delay_min"] > 5 else "")
+                  + ".")
             elif kind == "pesq":
                 r = lab_results.get((link, "ours"), {})
                 rc = r.get("receiver", {})
@@ -309,18 +313,19 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
                 w(f"- PESQ-WB, {link}: {a:.2f} < {b}: the receiver lost {rc.get('lost', '?')} of "
                   f"{(rc.get('received') or 0) + (rc.get('lost') or 0)} packets, recovered {rc.get('recovered_fec', '?')} "
                   f"with in-band FEC and concealed {rc.get('concealed', '?')} with Opus PLC ({rc.get('late', '?')} late)"
-                  + (f"; the codec alone with intercom's settings (10 ms frames, FEC on) scores {ceil[(10, True)]['pesq']:.2f} "
-                     f"without any loss (20 ms frames with FEC: {ceil[(20, True)]['pesq']:.2f}, 10 ms without FEC: "
-                     f"{ceil[(10, False)]['pesq']:.2f}), so the encoder settings cap this figure before the network does" if ceil else "")
-                  + (f"; file to file the same link scores {fo2:.2f}" if num(fo2) else "") + ".")
+                  + (f"; file to file the same link scores {fo2:.2f}" if num(fo2) else "")
+                  + (f"; file to file on a clean link it scores {fo:.2f}, so what this call lost or delayed, not the encoder, "
+                     "holds it down (concealed and late frames are what PESQ punishes)" if num(fo) else "")
+                  + (f"; the lab's device path itself was unsteady in this run (its clicks came {dev['delay_min']:.0f}–"
+                     f"{dev['delay_max']:.0f} ms late), so the machine's other load disturbed the lab's timing"
+                     if num(dev.get("delay_max")) and dev["delay_max"] - dev["delay_min"] > 5 else "") + ".")
             elif kind == "pesq-file":
                 rc = file_results.get(("clean", "ours-10ms"), {}).get("receiver", {})
                 w(f"- PESQ-WB, clean, file to file: {a:.2f} < 3.8 with no packet lost (receiver: {rc.get('lost', '?')} lost, "
                   f"{rc.get('concealed', '?')} concealed at the start)"
                   + (f"; the codec alone with the same settings (10 ms frames, FEC on at 10 % expected loss) scores "
                      f"{ceil[(10, True)]['pesq']:.2f}, without FEC {ceil[(10, False)]['pesq']:.2f}, with 20 ms frames and FEC "
-                     f"{ceil[(20, True)]['pesq']:.2f}: in-band FEC takes its redundancy out of the same 32 kb/s, so the encoder "
-                     "settings, not the call, set this figure" if ceil else "") + ".")
+                     f"{ceil[(20, True)]['pesq']:.2f} (all at 32 kb/s)" if ceil else "") + ".")
             elif kind == "drift":
                 w(f"- Delay drift: the delay moved by up to {a:.1f} ms between the first and the last minute (the settled "
                   f"p5–p95 spread was up to {f(b)} ms), more than one {FRAME_MS} ms frame: the receiver's rate adjustment "
@@ -381,7 +386,8 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
         w("")
         w("The ceiling a link cannot beat: the same utterances through libopus (GStreamer's `opusenc bitrate=32000 "
           "audio-type=voice frame-size=F [inband-fec=true packet-loss-percentage=10]` and `opusdec`), no network, no jitter buffer. "
-          "intercom's encoder uses the same settings (VOIP, 32 kb/s, FEC on with 10 % expected loss by default).")
+          f"32 kb/s is the anchors' bitrate; intercom's default is {ctx['machine'].get('bitrate') or 'unknown'} b/s "
+          "(`intercom talk --help`), with its FEC sized to the loss its peers report.")
         w("")
         w("| frame | in-band FEC | PESQ-WB | STOI |")
         w("|---|---|---|---|")
@@ -551,7 +557,7 @@ def _method(w, ctx, file_results):
     w("**intercom through the devices.** Peer B: `intercom --no-discovery --frame-ms 10 --port PB --capture bench_mic_b "
       "--playback bench_spk_b --duration D --stats-json b.json`; relay as below; peer A: `intercom --no-discovery --frame-ms 10 "
       "--port PA --peer 127.0.0.1:RA --capture bench_mic_a --playback bench_spk_a --duration D --stats-json a.json`. "
-      "Everything else at its default: 40 ms device buffers, Opus 32 kb/s with in-band FEC, DTX off, echo cancellation, "
+      f"Everything else at its default: 40 ms device buffers, Opus at {ctx['machine'].get('bitrate') or 'its default'} b/s with in-band FEC, DTX off, echo cancellation, "
       "denoise and AGC on (they run on live devices), open mode (no terminal).")
     w("")
     w(f"**trx anchor.** Debian's `trx` ({'`trx-tx`/`trx-rx`'}): receiver `trx-rx -d bench_spk_b -h 127.0.0.1 -p PB -c 1 "
