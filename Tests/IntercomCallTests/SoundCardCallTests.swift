@@ -182,9 +182,11 @@ extension EndToEndTests {
             let speaker = "'\(labs[2].alsaName("spk_b"))'"
             #expect(bLines.filter { $0.contains("warning") && $0.contains(speaker) }.count == 1, "\(b.standardError)")
             #expect(bLines.contains { $0.contains(speaker) && $0.contains("is back") }, "\(b.standardError)")
-            // The speech came out of B's speaker again once it was back.
+            // The speech came out of B's speaker again once it was back: of the ~6 s recorded,
+            // at least 1.5 s of sound (a pulled sink plays exact zeros; the quiet ends of
+            // words sit near 0.005).
             let blocks = SignalMeasures.blockRMS(heard, block: 4_800)
-            #expect(blocks.filter { $0 > 0.02 }.count >= 10, "B's speaker stayed silent after it came back: \(blocks)")
+            #expect(blocks.filter { $0 > 0.005 }.count >= 15, "B's speaker stayed silent after it came back: \(blocks)")
             // All along, A's packets reached B.
             let sent = CallFixtures.int(try CallFixtures.readStats(statsA), "sent_packets")
             let received = CallFixtures.int(try CallFixtures.readStats(statsB), "received")
