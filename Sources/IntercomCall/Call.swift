@@ -15,6 +15,9 @@ public final class Call: @unchecked Sendable {
     private let playback: PlaybackPipeline
     private let network: NetworkLoop
     private let sink: AudioSink
+    /// The sound devices' names and counters (none for files), readable from any thread.
+    private let captureDevice: (name: String, counters: ALSAStreamCounters)?
+    private let playbackDevice: (name: String, counters: ALSAStreamCounters)?
     private let logger: Logger
     /// Peers found or lost by discovery, or named by a reloaded configuration.
     private let directory = PeerDirectory()
@@ -31,6 +34,8 @@ public final class Call: @unchecked Sendable {
     public init(configuration: CallConfiguration, source: AudioSource, sink: AudioSink, logger: Logger) throws {
         self.configuration = configuration
         self.sink = sink
+        captureDevice = (source as? ALSACaptureSource).map { ($0.device, $0.counters) }
+        playbackDevice = (sink as? ALSAPlaybackSink).map { ($0.device, $0.counters) }
         self.logger = logger
         guard (0...65535).contains(configuration.port) else {
             throw CallError.invalidPort(configuration.port)
@@ -139,6 +144,10 @@ public final class Call: @unchecked Sendable {
             network: network.snapshot.withLock { $0 },
             networkCounters: network.counters,
             captureCounters: capture.counters,
+            devices: (
+                capture: captureDevice.map { .init(name: $0.name, counters: $0.counters) },
+                playback: playbackDevice.map { .init(name: $0.name, counters: $0.counters) }
+            ),
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime ?? 0,
             runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9

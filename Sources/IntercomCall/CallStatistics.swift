@@ -1,5 +1,6 @@
 import Foundation
 import IntercomCore
+import IntercomIO
 
 /// The figures of a call, written as JSON by `--stats-json` (keys in snake_case).
 public struct CallStatistics: Codable, Sendable {
@@ -27,6 +28,9 @@ public struct CallStatistics: Codable, Sendable {
     /// The loss rate our encoder's in-band FEC is sized for now, following the peers' reports.
     public var fecExpectedLossPercent = 0
     public var dropped = Dropped()
+    /// The sound devices; nil for an endpoint that is a file.
+    public var captureDevice: DeviceStatistics?
+    public var playbackDevice: DeviceStatistics?
     public var streams: [StreamStatistics] = []
     public var peers: [PeerSnapshot] = []
     public var runningSeconds = 0.0
@@ -44,9 +48,31 @@ public struct CallStatistics: Codable, Sendable {
         public var unvalidated = 0
     }
 
+    /// What befell one sound device during the call.
+    public struct DeviceStatistics: Codable, Sendable {
+        public var name: String
+        /// Whether it is open (in the figures written at exit: whether it was open at the end);
+        /// while it is not, capture hears silence and playback goes nowhere.
+        public var open: Bool
+        /// Underruns (playback) or overruns (capture), each recovered.
+        public var xruns: Int
+        /// Times it became unavailable (missing at start, or failing in use), and came back.
+        public var faults: Int
+        public var recoveries: Int
+
+        init(name: String, counters: ALSAStreamCounters) {
+            self.name = name
+            open = counters.isDeviceOpen
+            xruns = counters.xruns
+            faults = counters.faults
+            recoveries = counters.recoveries
+        }
+    }
+
     init(
         playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
-        captureCounters: CaptureCounters, inputStart: UInt64, outputStart: UInt64, runningSeconds: Double
+        captureCounters: CaptureCounters, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
+        inputStart: UInt64, outputStart: UInt64, runningSeconds: Double
     ) {
         streams = playback.streams
         for stream in streams {
@@ -79,6 +105,8 @@ public struct CallStatistics: Codable, Sendable {
             undecodable: playback.undecodable,
             unvalidated: networkCounters.unvalidated.load(ordering: .relaxed)
         )
+        captureDevice = devices.capture
+        playbackDevice = devices.playback
         peers = network.peers
         self.runningSeconds = runningSeconds
     }

@@ -40,6 +40,11 @@ public struct StatusReport: Codable, Sendable {
     public var text: String {
         var lines = ["\(name)  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
         lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
+        for (role, device) in [("microphone", call.captureDevice), ("speaker", call.playbackDevice)] {
+            guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
+            let xruns = role == "microphone" ? "overruns" : "underruns"
+            lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  \(xruns) \(device.xruns)")
+        }
         if call.peers.isEmpty { lines.append("no peers") }
         let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
         for peer in call.peers {

@@ -188,9 +188,20 @@ extension EndToEndTests {
             let blocks = SignalMeasures.blockRMS(heard, block: 4_800)
             #expect(blocks.filter { $0 > 0.005 }.count >= 15, "B's speaker stayed silent after it came back: \(blocks)")
             // All along, A's packets reached B.
-            let sent = CallFixtures.int(try CallFixtures.readStats(statsA), "sent_packets")
-            let received = CallFixtures.int(try CallFixtures.readStats(statsB), "received")
+            let (aStats, bStats) = (try CallFixtures.readStats(statsA), try CallFixtures.readStats(statsB))
+            let sent = CallFixtures.int(aStats, "sent_packets")
+            let received = CallFixtures.int(bStats, "received")
             #expect(sent > 1_000 && received >= sent - 10, "A sent \(sent), B received \(received)")
+            // The statistics say what befell each device.
+            let device = { (stats: [String: Any], role: String) in stats["\(role)_device"] as? [String: Any] ?? [:] }
+            let aSpeaker = device(aStats, "playback")
+            #expect(aSpeaker["name"] as? String == missing && aSpeaker["open"] as? Bool == false, "\(aSpeaker)")
+            #expect(CallFixtures.int(aSpeaker, "faults") == 1 && CallFixtures.int(aSpeaker, "recoveries") == 0, "\(aSpeaker)")
+            #expect(device(aStats, "capture")["open"] as? Bool == true && CallFixtures.int(device(aStats, "capture"), "faults") == 0)
+            let bSpeaker = device(bStats, "playback")
+            #expect(bSpeaker["open"] as? Bool == true, "\(bSpeaker)")
+            #expect(CallFixtures.int(bSpeaker, "faults") >= 1, "\(bSpeaker)")
+            #expect(CallFixtures.int(bSpeaker, "recoveries") == CallFixtures.int(bSpeaker, "faults"), "\(bSpeaker)")
         }
     }
 }

@@ -68,9 +68,9 @@ final class ALSAReconnector<Stream: AnyObject> {
         scheduleRetry(now: now)
     }
 
-    /// Closes the stream for good.
+    /// Closes the stream for good; the counters keep saying whether it was open until then.
     func close() {
-        release()
+        stream = nil
         isClosed = true
     }
 

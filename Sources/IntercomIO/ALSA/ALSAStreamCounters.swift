@@ -16,7 +16,7 @@ public final class ALSAStreamCounters: Sendable {
     public var faults: Int { faultCount.load(ordering: .relaxed) }
     /// Times the device came back after it had been missing.
     public var recoveries: Int { recoveryCount.load(ordering: .relaxed) }
-    /// Whether the device is open now; while it is not, capture hears silence and playback
-    /// goes nowhere.
+    /// Whether the device is open now (once the endpoint is closed: whether it was open until
+    /// then); while it is not, capture hears silence and playback goes nowhere.
     public var isDeviceOpen: Bool { deviceOpen.load(ordering: .relaxed) }
 }
