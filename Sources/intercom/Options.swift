@@ -18,8 +18,8 @@ struct AudioOptions: ParsableArguments {
     @Option(help: ArgumentHelp("ALSA device to play to.", valueName: "DEVICE"))
     var playback = "default"
 
-    @Option(name: .customLong("audio-buffer-ms"), help: "Sound card buffer: more is safer against underruns, less is lower delay.")
-    var audioBufferMilliseconds = 40
+    @Option(name: .customLong("audio-buffer-ms"), help: "Sound card buffer: the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).")
+    var audioBufferMilliseconds = 20
 
     @Flag(name: .customLong("no-aec"), help: "Do not cancel the speaker's echo in the microphone.")
     var noEchoCancellation = false

@@ -23,9 +23,10 @@ SCRIPT = ROOT / "scripts/lab/audio-lab"
 DEVICES = ("mic_a", "spk_a", "mic_b", "spk_b")
 BUS = ("mic_a", "spk_b")
 
-# The device settings. intercom: its defaults (a 40 ms sound-card buffer; AEC, denoise and
-# AGC on with live devices). The device path alone is copied with the same 40 ms buffers.
-ALSA_BUFFER_MS = 40
+# The device settings. intercom: its defaults (its sound-card buffer, read from `intercom talk
+# --help` when the benchmark starts; AEC, denoise and AGC on with live devices). The device
+# path alone is copied with the same buffers.
+ALSA_BUFFER_MS = 20
 ALSA_PERIOD_MS = 10
 # trx: what its own documentation suggests for a LAN (20 ms frames, 16 ms ALSA buffer, 16 ms
 # jitter buffer) would underrun through PulseAudio at once; the smallest settings that play
