@@ -3,24 +3,17 @@ import IntercomCore
 import IntercomDSP
 import IntercomIO
 
-/// The send path, run frame by frame on the capture thread: microphone → echo canceller →
-/// preprocessor (denoise, AGC, residual echo, voice activity) → talk gate → Opus → RTP →
-/// outbox ring for the network thread.
+/// The send path, run frame by frame on the capture thread: microphone → cleaner (echo
+/// canceller → preprocessor: denoise, AGC, residual echo, voice activity) → talk gate →
+/// Opus → RTP → outbox ring for the network thread.
 ///
 /// Nothing here waits on the network or a lock: the outbox refuses packets when full.
 final class CapturePipeline {
     private let source: AudioSource
     private let encoder: OpusEncoder
-    /// Present for live input with echo cancellation on.
-    private let echoCanceller: EchoCanceller?
     private let echoReference: EchoReference
-    /// Measures voice activity for VOX, and cleans live input (denoise, AGC, residual echo).
-    private let preprocessor: Preprocessor?
-    /// Whether the preprocessor's output is sent. When it would neither denoise, level nor
-    /// suppress echo (file input), it only listens, on a copy: its overlapping analysis
-    /// windows would delay the audio by a frame for nothing.
-    private let preprocessorShapesAudio: Bool
-    private var analysisFrame: [Int16]
+    /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
+    private let cleaner: MicrophoneCleaner
     private var gate = VoiceActivityGate()
     /// The preprocessor settings in force, to notice a changed VOX threshold.
     private var cleaning: PreprocessorConfiguration
@@ -52,10 +45,6 @@ final class CapturePipeline {
         counters.mode.store(TalkMode.allCases.firstIndex(of: configuration.mode)!, ordering: .relaxed)
         counters.voxThreshold.store(configuration.preprocessor.vadStartProbability, ordering: .relaxed)
         self.echoReference = echoReference
-        let frameSamples = configuration.frameSamples
-        echoCanceller = configuration.liveInput && configuration.echoCancellation
-            ? try EchoCanceller(frameSamples: frameSamples, tailMilliseconds: configuration.echoTailMilliseconds)
-            : nil
         var cleaning = configuration.preprocessor
         // Voice activity is always measured: the mode may change to VOX while the call runs.
         cleaning.voiceActivityDetection = true
@@ -64,9 +53,11 @@ final class CapturePipeline {
             cleaning.automaticGainControl = false
         }
         self.cleaning = cleaning
-        preprocessorShapesAudio = cleaning.denoise || cleaning.automaticGainControl || echoCanceller != nil
-        analysisFrame = [Int16](repeating: 0, count: frameSamples)
-        preprocessor = try Preprocessor(frameSamples: frameSamples, configuration: cleaning, echoCanceller: echoCanceller)
+        cleaner = try MicrophoneCleaner(
+            frameSamples: configuration.frameSamples, settings: cleaning,
+            echoTailMilliseconds: configuration.liveInput && configuration.echoCancellation
+                ? configuration.echoTailMilliseconds : nil
+        )
         self.stream = stream
         payloadType = configuration.payloadType
         self.outbox = outbox
@@ -94,10 +85,9 @@ final class CapturePipeline {
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
-        if let echoCanceller {
-            frame = try echoCanceller.cancel(capture: frame, reference: echoReference.reference(capturedAt: captureTime))
-        }
-        let speech = try detectSpeechAndClean()
+        let speech = try cleaner.clean(
+            &frame, reference: cleaner.cancelsEcho ? echoReference.reference(capturedAt: captureTime) : nil
+        )
         counters.level.store(peakLevel(frame), ordering: .relaxed)
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
             && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
@@ -129,14 +119,6 @@ final class CapturePipeline {
         } else {
             counters.outboxFull.wrappingIncrement(ordering: .relaxed)
         }
-    }
-
-    /// Runs the preprocessor on the frame, or on a copy of it when it only detects voice.
-    private func detectSpeechAndClean() throws -> Bool {
-        guard let preprocessor else { return true }
-        if preprocessorShapesAudio { return try preprocessor.process(&frame) }
-        for index in frame.indices { analysisFrame[index] = frame[index] }
-        return try preprocessor.process(&analysisFrame)
     }
 
     /// Sizes in-band FEC to the loss the peers report, when a new report came in.
@@ -177,7 +159,7 @@ final class CapturePipeline {
         if threshold != cleaning.vadStartProbability {
             cleaning.vadStartProbability = threshold
             cleaning.vadContinueProbability = max(1, threshold - 15)
-            try? preprocessor?.apply(cleaning)
+            try? cleaner.apply(cleaning)
         }
         switch mode {
         case .open: return true

@@ -1,0 +1,65 @@
+import IntercomDSP
+
+/// The cleaning stages of the send path: echo canceller → preprocessor (denoise, AGC,
+/// residual echo, voice activity), run on each microphone frame in 5 ms blocks.
+///
+/// Blocks rather than whole frames because the preprocessor's overlapping analysis windows
+/// delay its output by one block: 5 ms, where a 10 or 20 ms frame would cost its whole length.
+/// Smaller blocks cost the canceller almost nothing more, and would coarsen the denoiser's
+/// spectrum.
+final class MicrophoneCleaner {
+    /// 5 ms at 48 kHz; frames of 10 and 20 ms hold a whole number of blocks.
+    static let preferredBlockSamples = 240
+
+    private let blockSamples: Int
+    /// Present for live input with echo cancellation on.
+    private let echoCanceller: EchoCanceller?
+    private let preprocessor: Preprocessor
+    /// Whether the preprocessor's output is sent. When it would neither denoise, level nor
+    /// suppress echo (file input), it only listens, on a copy: its delay would buy nothing.
+    private let shapesAudio: Bool
+    private var block: [Int16]
+    private var referenceBlock: [Int16]
+
+    /// Cleaning for frames of `frameSamples`, as `settings` asks; with `echoTailMilliseconds`,
+    /// echo cancellation too.
+    init(frameSamples: Int, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
+        let blockSamples = frameSamples % Self.preferredBlockSamples == 0 ? Self.preferredBlockSamples : frameSamples
+        self.blockSamples = blockSamples
+        echoCanceller = try echoTailMilliseconds.map { tail throws(SpeexError) in
+            try EchoCanceller(frameSamples: blockSamples, tailMilliseconds: tail)
+        }
+        shapesAudio = settings.denoise || settings.automaticGainControl || echoCanceller != nil
+        preprocessor = try Preprocessor(frameSamples: blockSamples, configuration: settings, echoCanceller: echoCanceller)
+        block = [Int16](repeating: 0, count: blockSamples)
+        referenceBlock = [Int16](repeating: 0, count: blockSamples)
+    }
+
+    /// Whether `clean` wants the speaker's reference for each frame.
+    var cancelsEcho: Bool { echoCanceller != nil }
+
+    /// Cleans `frame` in place (or only listens to it, see `shapesAudio`); `reference` is what
+    /// the speaker played while it was captured, when cancelling echo. Returns whether any
+    /// block of it held voice.
+    func clean(_ frame: inout [Int16], reference: [Int16]?) throws -> Bool {
+        var speech = false
+        for start in stride(from: 0, to: frame.count, by: blockSamples) {
+            let range = start..<(start + blockSamples)
+            for (offset, index) in range.enumerated() { block[offset] = frame[index] }
+            if let echoCanceller, let reference {
+                for (offset, index) in range.enumerated() { referenceBlock[offset] = reference[index] }
+                block = try echoCanceller.cancel(capture: block, reference: referenceBlock)
+            }
+            speech = try preprocessor.process(&block) || speech
+            if shapesAudio {
+                for (offset, index) in range.enumerated() { frame[index] = block[offset] }
+            }
+        }
+        return speech
+    }
+
+    /// New preprocessor settings (a changed VOX threshold); what it learned is kept.
+    func apply(_ settings: PreprocessorConfiguration) throws {
+        try preprocessor.apply(settings)
+    }
+}
