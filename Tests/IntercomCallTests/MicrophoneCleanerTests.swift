@@ -1,0 +1,28 @@
+import Foundation
+import IntercomDSP
+@testable import IntercomCall
+import Testing
+
+/// The cleaning stages delay the microphone by one 5 ms block, not by a whole frame.
+@Suite struct MicrophoneCleanerTests {
+    @Test(arguments: [480, 960])
+    func aSoundComesOutOfTheCleanerOneBlockLater(frameSamples: Int) throws {
+        let cleaner = try MicrophoneCleaner(frameSamples: frameSamples, settings: PreprocessorConfiguration(), echoTailMilliseconds: 150)
+        // A tone that starts in the middle of a frame, after a second of silence.
+        let onset = 48_000 + frameSamples / 2 + 17
+        let silence = [Int16](repeating: 0, count: frameSamples)
+        var heardAt: Int?
+        for index in 0..<(2 * 48_000 / frameSamples) {
+            var frame = (0..<frameSamples).map { offset -> Int16 in
+                let sample = index * frameSamples + offset
+                return sample < onset ? 0 : Int16(8_000 * sin(Double(sample) * 0.1))
+            }
+            _ = try cleaner.clean(&frame, reference: silence)
+            if heardAt == nil, let offset = frame.firstIndex(where: { abs(Int($0)) > 500 }) {
+                heardAt = index * frameSamples + offset
+            }
+        }
+        let delay = try #require(heardAt) - onset
+        #expect(delay >= 0 && delay <= 240, "delayed by \(delay) samples, more than 5 ms")
+    }
+}
