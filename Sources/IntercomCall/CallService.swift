@@ -26,20 +26,37 @@ public struct CallService: Service {
         defer { interface?.stop() }
         systemd.ready(status: "in the call on port \(call.localPort)")
         defer { systemd.stopping() }
-        let deadline = duration.map { ContinuousClock.now + .seconds($0) }
-        // Pings at half the interval systemd asked for, so one late wake-up is no failure.
-        let pingEvery = systemd.watchdogInterval.map { Duration.nanoseconds(Int64($0 / 2)) }
+        // Waits for whichever comes first: the end of the duration, the quit key, or the
+        // graceful shutdown. Nothing polls: a task that wakes every few milliseconds costs
+        // the runtime a little memory each time, and a call may run for weeks.
         try? await cancelWhenGracefulShutdown {
-            var nextPing = ContinuousClock.now
-            while !(interface?.quitRequested.load(ordering: .relaxed) ?? false) {
-                if let deadline, ContinuousClock.now >= deadline { return }
-                if let pingEvery, ContinuousClock.now >= nextPing {
-                    systemd.watchdog()
-                    nextPing = ContinuousClock.now + pingEvery
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    guard let duration else { return try await Self.sleepUntilCancelled() }
+                    try await Task.sleep(for: .seconds(duration))
                 }
-                try await Task.sleep(for: .milliseconds(50))
+                group.addTask {
+                    guard let interface else { return try await Self.sleepUntilCancelled() }
+                    for await _ in interface.quitRequests { return }
+                    try Task.checkCancellation()
+                }
+                // Pings at half the interval systemd asked for, so one late wake-up is no failure.
+                if let interval = systemd.watchdogInterval {
+                    group.addTask {
+                        while true {
+                            systemd.watchdog()
+                            try await Task.sleep(for: .nanoseconds(Int64(interval / 2)))
+                        }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
             }
         }
+    }
+
+    private static func sleepUntilCancelled() async throws {
+        while true { try await Task.sleep(for: .seconds(3_600)) }
     }
 }
 

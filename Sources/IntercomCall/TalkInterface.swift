@@ -51,12 +51,14 @@ public final class TalkInterface: @unchecked Sendable {
     private var lastPlainLine = ""
     private var thread: JoinableThread?
     private let stopping = ManagedAtomic<Bool>(false)
-    /// Set when the user pressed the quit key.
-    public let quitRequested = ManagedAtomic<Bool>(false)
+    /// Yields when the user presses the quit key.
+    public let quitRequests: AsyncStream<Void>
+    private let quitContinuation: AsyncStream<Void>.Continuation
 
     public init(
         call: Call, options: Options, terminal: Terminal?, button: (device: EvdevDevice, keyCode: UInt16)?, gpio: GPIOControls = .init()
     ) {
+        (quitRequests, quitContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.call = call
         self.options = options
         self.gpio = gpio
@@ -138,9 +140,9 @@ public final class TalkInterface: @unchecked Sendable {
         guard type != .release else { return }
         switch key {
         case .character("q"), .character("Q"):
-            quitRequested.store(true, ordering: .relaxed)
+            quitContinuation.yield()
         case .character("c") where modifiers.contains(.control):
-            quitRequested.store(true, ordering: .relaxed)
+            quitContinuation.yield()
         case .character("m"), .character("M"):
             muted.toggle()
             call.setMuted(muted)
