@@ -64,10 +64,12 @@ extension EndToEndTests {
             CallFixtures.expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
 
             let receiver = try CallFixtures.readStats(statsB)
+            // 100 of each kind were sent. On a busy machine the kernel may drop a few before the
+            // receiver reads them, when its socket buffer fills (4000-byte datagrams fill it fastest).
             #expect(CallFixtures.dropped(receiver, "malformed") > 50)
-            #expect(CallFixtures.dropped(receiver, "wrong_version") >= 100)
-            #expect(CallFixtures.dropped(receiver, "wrong_payload_type") >= 100)
-            #expect(CallFixtures.dropped(receiver, "too_large") >= 100)
+            #expect(CallFixtures.dropped(receiver, "wrong_version") >= 90)
+            #expect(CallFixtures.dropped(receiver, "wrong_payload_type") >= 90)
+            #expect(CallFixtures.dropped(receiver, "too_large") >= 90)
             let heard = try CallFixtures.readWAV(output)
             let alignment = CallFixtures.align(
                 input: input, output: heard.samples, senderStats: try CallFixtures.readStats(statsA), receiverStats: receiver
