@@ -48,7 +48,7 @@ final class MicrophoneCleaner {
             for (offset, index) in range.enumerated() { block[offset] = frame[index] }
             if let echoCanceller, let reference {
                 for (offset, index) in range.enumerated() { referenceBlock[offset] = reference[index] }
-                block = try echoCanceller.cancel(capture: block, reference: referenceBlock)
+                try echoCanceller.cancel(&block, reference: referenceBlock)
             }
             speech = try preprocessor.process(&block) || speech
             if shapesAudio {

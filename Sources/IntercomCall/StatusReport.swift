@@ -40,9 +40,8 @@ public struct StatusReport: Codable, Sendable {
     public var text: String {
         var lines = ["\(name)  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
         lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
-        for (role, device) in [("microphone", call.captureDevice), ("speaker", call.playbackDevice)] {
+        for (role, xruns, device) in [("microphone", "overruns", call.captureDevice), ("speaker", "underruns", call.playbackDevice)] {
             guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
-            let xruns = role == "microphone" ? "overruns" : "underruns"
             lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  \(xruns) \(device.xruns)")
         }
         if call.peers.isEmpty { lines.append("no peers") }

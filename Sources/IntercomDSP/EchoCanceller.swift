@@ -36,13 +36,22 @@ public final class EchoCanceller {
 
     /// Removes from `capture` the echo of `reference`; both are one frame.
     public func cancel(capture: [Int16], reference: [Int16]) throws(SpeexError) -> [Int16] {
-        guard capture.count == frameSamples else { throw .invalidFrameSize(got: capture.count, expected: frameSamples) }
+        var cleaned = capture
+        try cancel(&cleaned, reference: reference)
+        return cleaned
+    }
+
+    /// Removes from `frame`, in place, the echo of `reference`; both are one frame. Allocates
+    /// nothing, for the capture thread.
+    public func cancel(_ frame: inout [Int16], reference: [Int16]) throws(SpeexError) {
+        guard frame.count == frameSamples else { throw .invalidFrameSize(got: frame.count, expected: frameSamples) }
         guard reference.count == frameSamples else { throw .invalidFrameSize(got: reference.count, expected: frameSamples) }
+        // SpeexDSP does not promise that capture and output may share memory: write to our own.
         output.withUnsafeMutableBufferPointer { out in
-            speex_echo_cancellation(state, capture, reference, out.baseAddress)
+            speex_echo_cancellation(state, frame, reference, out.baseAddress)
         }
+        for index in frame.indices { frame[index] = output[index] }
         _ = farEnd.update(reference: reference)
-        return output
     }
 
     /// Whether the speaker played something in the last few hundred milliseconds, so that

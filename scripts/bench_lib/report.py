@@ -105,8 +105,7 @@ def plots(outdir, lab_results, lab_links, lab_impls, extras):
 
 def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_links, lab_impls, file_impls):
     path = Path(path)
-    # The device buffer the run used (a re-rendered report describes its own run).
-    labmod.ALSA_BUFFER_MS = ctx["machine"].get("audio_buffer_ms") or labmod.ALSA_BUFFER_MS
+    buffer_ms = _device_buffer_ms(ctx)
     imgdir = path.parent / "benchmarks"
     try:
         images = plots(imgdir, lab_results, lab_links, lab_impls, extras)
@@ -173,7 +172,7 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
             return "–"
         return f"{r['delay_median']:.1f} ms (p95 {f(r.get('delay_p95'))})"
 
-    w(f"| lab device path alone (`arecord \\| aplay`, {labmod.ALSA_BUFFER_MS} ms buffers), median | {f(dev.get('delay_median'))} ms | – | – | – | – | "
+    w(f"| lab device path alone (`arecord \\| aplay`, {buffer_ms} ms buffers), median | {f(dev.get('delay_median'))} ms | – | – | – | – | "
       "reference: about 62 ms in the issue's lab | – |")
     for link, label, factor in (("clean", "mouth-to-ear delay, clean link, 10 ms frames, same lab devices, median", 0.6),
                                 ("loss10-jitter30", "mouth-to-ear delay at 10 % loss + 30 ms ± 15 ms jitter, median", 0.8)):
@@ -299,12 +298,12 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
                 rc = r.get("receiver", {})
                 fr = file_results.get((link, "ours-10ms"), {}).get("delay_median")
                 w(f"- Delay, {link}: intercom {a:.1f} ms against trx's {b:.1f} ms ({a / b:.2f} ×). Of intercom's delay, the "
-                  f"lab's device path alone (the same {labmod.ALSA_BUFFER_MS} ms device buffers, copied by `arecord | aplay`) is "
+                  f"lab's device path alone (the same {buffer_ms} ms device buffers, copied by `arecord | aplay`) is "
                   f"{f(dev.get('delay_median'))} ms; its receiver held a jitter-buffer target of {f(rc.get('target_delay_ms'))} ms"
                   + (f"; file to file, without devices, the same link gives {fr:.1f} ms" if num(fr) else "")
                   + f". trx runs 16 ms device buffers and a 16 ms jitter buffer and barely conceals loss"
                   + (f" (its PESQ-WB here: {f(lr(link, 'trx', 'pesq'), '{:.2f}')})" if link != "clean" else "")
-                  + f"; intercom's {labmod.ALSA_BUFFER_MS} ms device buffers (`--audio-buffer-ms`) and its adaptive jitter buffer are where the difference lies"
+                  + f"; intercom's {buffer_ms} ms device buffers (`--audio-buffer-ms`) and its adaptive jitter buffer are where the difference lies"
                   + (f" (here {rc.get('late')} packets came too late for it)" if rc.get("late") else "")
                   + (f"; the lab's device path itself was unsteady in this run (its clicks came {dev['delay_min']:.0f}–"
                      f"{dev['delay_max']:.0f} ms late)" if num(dev.get("delay_max")) and dev["delay_max"] - dev["delay_min"] > 5 else "")
@@ -363,7 +362,7 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
             w(f"| – | device path alone (`arecord \\| aplay`) | {f(dev.get('delay_median'))} ms | {f(dev.get('delay_p95'))} ms | "
               f"{f(dev.get('delay_min'))}–{f(dev.get('delay_max'))} | {dev['clicks_found']}/{dev['clicks_total']} | "
               f"{f(dev.get('speech_delay_median'))} / {f(dev.get('speech_delay_p95'))} ms | {f(dev.get('pesq'), '{:.2f}')} | "
-              f"{f(dev.get('stoi'), '{:.3f}')} | – | – | {labmod.ALSA_BUFFER_MS} ms device buffers |")
+              f"{f(dev.get('stoi'), '{:.3f}')} | – | – | {buffer_ms} ms device buffers |")
     _per_link_rows(w, lab_results, lab_links, lab_impls, LAB_LABEL, lab=True)
     w("")
     for img in images:
@@ -527,7 +526,13 @@ def _per_link_rows(w, results, links, impls, labels, lab, header=False):
               f"{f(r.get('stoi'), '{:.3f}')} | {rel.get('dropped', '?')} of {rel.get('received', '?')} | {rcs} | {tgt} |")
 
 
+def _device_buffer_ms(ctx):
+    """The device buffer the run used (a re-rendered report describes its own run)."""
+    return ctx["machine"].get("audio_buffer_ms") or labmod.ALSA_BUFFER_MS
+
+
 def _method(w, ctx, file_results):
+    buffer_ms = _device_buffer_ms(ctx)
     w("## How it is measured")
     w("")
     w("**Input.** One WAV file per call (48 kHz mono): a click train, an utterance, a click train, … , a click train. "
@@ -553,13 +558,13 @@ def _method(w, ctx, file_results):
       "channel 0 (and every click checked there) rather than assumed. B's microphone and A's speaker are plain null sinks.")
     w("")
     w(f"**Device path alone.** `arecord -D bench_mic_a | aplay -D bench_spk_b`, both with {labmod.ALSA_PERIOD_MS} ms periods "
-      f"and {labmod.ALSA_BUFFER_MS} ms buffers (intercom's default `--audio-buffer-ms`), measured as a call: what a call cannot "
+      f"and {buffer_ms} ms buffers (intercom's default `--audio-buffer-ms`), measured as a call: what a call cannot "
       "go below with these devices and buffers, before any network, codec or jitter buffer.")
     w("")
     w("**intercom through the devices.** Peer B: `intercom --no-discovery --frame-ms 10 --port PB --capture bench_mic_b "
       "--playback bench_spk_b --duration D --stats-json b.json`; relay as below; peer A: `intercom --no-discovery --frame-ms 10 "
       "--port PA --peer 127.0.0.1:RA --capture bench_mic_a --playback bench_spk_a --duration D --stats-json a.json`. "
-      f"Everything else at its default: {labmod.ALSA_BUFFER_MS} ms device buffers, Opus at {ctx['machine'].get('bitrate') or 'its default'} b/s with in-band FEC, DTX off, echo cancellation, "
+      f"Everything else at its default: {buffer_ms} ms device buffers, Opus at {ctx['machine'].get('bitrate') or 'its default'} b/s with in-band FEC, DTX off, echo cancellation, "
       "denoise and AGC on (they run on live devices), open mode (no terminal).")
     w("")
     w(f"**trx anchor.** Debian's `trx` ({'`trx-tx`/`trx-rx`'}): receiver `trx-rx -d bench_spk_b -h 127.0.0.1 -p PB -c 1 "
