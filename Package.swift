@@ -26,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         // Pure Swift, no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
         .target(
@@ -39,11 +40,18 @@ let package = Package(
             dependencies: ["COpus", "CSpeexDSP", "IntercomCore"],
             swiftSettings: strict
         ),
+        // Cryptography over libsodium: the Noise handshake, CPace pairing, packet protection,
+        // replay windows. State machines only: no I/O, no clocks read (time is passed in).
+        .target(
+            name: "IntercomSecurity",
+            dependencies: ["CSodium", "IntercomCore"],
+            swiftSettings: strict
+        ),
         // Sockets, files, sound devices, discovery, terminal: everything that touches the OS.
         .target(
             name: "IntercomIO",
             dependencies: [
-                "CALSA", "CAvahi", "CGPIOD", "IntercomCore", "IntercomDSP",
+                "CALSA", "CAvahi", "CGPIOD", "IntercomCore", "IntercomDSP", "IntercomSecurity",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
@@ -54,7 +62,7 @@ let package = Package(
         .target(
             name: "IntercomCall",
             dependencies: [
-                "IntercomCore", "IntercomDSP", "IntercomIO",
+                "IntercomCore", "IntercomDSP", "IntercomIO", "IntercomSecurity",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -76,6 +84,11 @@ let package = Package(
         .testTarget(
             name: "IntercomDSPTests",
             dependencies: ["IntercomDSP", "IntercomCore", "TestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntercomSecurityTests",
+            dependencies: ["IntercomSecurity", "IntercomCore", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(

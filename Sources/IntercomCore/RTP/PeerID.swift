@@ -26,10 +26,12 @@ public struct PeerID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Lowercase hexadecimal, 32 digits.
-    public var description: String {
-        bytes.map { byte in
-            let digits = String(byte, radix: 16)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
+    public var description: String { Hexadecimal.encode(bytes) }
+
+    /// Reads the 32 hexadecimal digits that `description` writes (either case); nil for
+    /// anything else.
+    public init?(hexadecimal text: String) {
+        guard let bytes = Hexadecimal.decode(text) else { return nil }
+        self.init(bytes: bytes)
     }
 }
