@@ -1,6 +1,6 @@
 /// Noise's CipherState and SymmetricState (the Noise Protocol Framework, revision 34, §5.1–5.2)
 /// for the cipher ChaChaPoly and the hash SHA256, over libsodium.
-struct NoiseCipherState {
+struct NoiseCipherState: Sendable {
     private(set) var key: [UInt8]?
     private var nonce: UInt64 = 0
 
@@ -25,7 +25,7 @@ struct NoiseCipherState {
     }
 }
 
-struct NoiseSymmetricState {
+struct NoiseSymmetricState: Sendable {
     static let hashLength = 32
     private(set) var chainingKey: [UInt8]
     private(set) var handshakeHash: [UInt8]

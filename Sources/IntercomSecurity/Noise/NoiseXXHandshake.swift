@@ -8,7 +8,7 @@
 /// XX lets each side learn the other's static key inside the handshake, so a call can be
 /// started towards an address whose device is not yet known (`--peer HOST:PORT`); each side
 /// then checks the key it learned against its trusted devices before any audio flows.
-public struct NoiseXXHandshake {
+public struct NoiseXXHandshake: Sendable {
     public static let protocolName = "Noise_XX_25519_ChaChaPoly_SHA256"
     public static let keyLength = 32
     public static let tagLength = 16

@@ -1,0 +1,414 @@
+import IntercomCore
+
+/// The encrypted call's state: Noise XX handshakes with the peers it is asked to reach or that
+/// reach it, a session per peer with a key per direction and kind (RTP, RTCP), packet counters
+/// and replay windows, rekeying, and roaming. Pure: time is passed in, datagrams come in and go
+/// out as values; the caller owns the socket.
+///
+/// Rules it keeps (Docs/security.md):
+/// - nothing but an authenticated, fresh transport packet yields plaintext;
+/// - a handshake is only answered with fewer bytes than it came with, at a bounded rate, and
+///   keeps a bounded number of half-open states;
+/// - a session is only made with a device `isTrusted` accepts, and only sends to the address an
+///   authenticated packet last came from;
+/// - a new handshake never disturbs the session in use until it has finished.
+public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
+    public struct Configuration: Sendable {
+        public var staticPrivateKey: [UInt8]
+        public var prologue: [UInt8]
+        /// A session's initiator starts a new handshake after this long (forward secrecy within a call).
+        public var rekeyInterval: UInt64 = 120 * Self.second
+        /// An initiation not answered is sent again after this long.
+        public var retryInterval: UInt64 = 1 * Self.second
+        /// A peer that proved untrusted is not tried again sooner than this.
+        public var untrustedBackoff: UInt64 = 10 * Self.second
+        /// A session nothing arrived on for this long is dropped.
+        public var idleTimeout: UInt64 = 30 * Self.second
+        /// A replaced session still decrypts for this long (packets already in flight).
+        public var replacedSessionGrace: UInt64 = 5 * Self.second
+        public var limits = SecurityLimits()
+
+        public static var second: UInt64 { 1_000_000_000 }
+
+        public init(staticPrivateKey: [UInt8], prologue: [UInt8] = Array("intercom v1".utf8)) {
+            self.staticPrivateKey = staticPrivateKey
+            self.prologue = prologue
+        }
+    }
+
+    /// What a received datagram turned out to be.
+    public enum Received: Equatable, Sendable {
+        /// An authenticated RTP or RTCP packet from the peer `remoteStaticKey` at `address`.
+        case plaintext(kind: SecureDatagram.TransportKind, bytes: [UInt8], remoteStaticKey: [UInt8])
+        /// A handshake message; `reply` (if any) goes back to the sender.
+        case handshake(reply: [UInt8]?)
+        /// Refused; the reason is counted in `counters`.
+        case dropped
+    }
+
+    public struct Counters: Equatable, Sendable {
+        /// Packets whose tag did not verify, that named no session, or that came unencrypted.
+        public var authenticationFailures = 0
+        public var replays = 0
+        /// Handshake messages refused because handshakes came faster than the budget allows.
+        public var rateLimited = 0
+        /// Handshakes that finished with a device that is not trusted.
+        public var untrusted = 0
+        /// Handshake messages that did not parse or decrypt.
+        public var badHandshakes = 0
+        public var handshakes = 0
+        /// New keys for a peer that already had a session.
+        public var rekeys = 0
+        /// Sessions that moved to a new address with an authenticated packet.
+        public var roams = 0
+    }
+
+    public private(set) var counters = Counters()
+    private let configuration: Configuration
+    private let staticPublicKey: [UInt8]
+    private var isTrusted: @Sendable ([UInt8]) -> Bool
+
+    private struct Session: Sendable {
+        let remoteIndex: UInt32
+        let remoteStaticKey: [UInt8]
+        var address: Address
+        let isInitiator: Bool
+        let sendKeys: [[UInt8]]
+        let receiveKeys: [[UInt8]]
+        var sendCounters: [UInt64] = [0, 0]
+        var windows = [ReplayWindow(), ReplayWindow()]
+        let established: UInt64
+        var lastReceived: UInt64
+        var confirmed: Bool
+        /// When it stopped being the one we send with.
+        var replacedAt: UInt64?
+    }
+
+    private struct Initiation: Sendable {
+        let localIndex: UInt32
+        var handshake: NoiseXXHandshake
+        let message: [UInt8]
+        var sentAt: UInt64
+    }
+
+    private struct Response: Sendable {
+        var handshake: NoiseXXHandshake
+        let remoteIndex: UInt32
+        let address: Address
+        let createdAt: UInt64
+    }
+
+    private var sessions: [UInt32: Session] = [:]
+    /// The session each address is sent to with.
+    private var current: [Address: UInt32] = [:]
+    private var initiations: [Address: Initiation] = [:]
+    private var responses: [UInt32: Response] = [:]
+    private var untrustedUntil: [Address: UInt64] = [:]
+    private var handshakeBudget: TokenBucket
+
+    public init(configuration: Configuration, isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.configuration = configuration
+        self.isTrusted = isTrusted
+        staticPublicKey = Sodium.x25519PublicKey(configuration.staticPrivateKey)
+        handshakeBudget = TokenBucket(
+            perSecond: configuration.limits.handshakesPerSecond, burst: configuration.limits.handshakeBurst)
+    }
+
+    /// Replaces the trust rule (a device was paired or unpaired); sessions with devices no longer
+    /// trusted end at once.
+    public mutating func updateTrust(_ isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
+        self.isTrusted = isTrusted
+        for (index, session) in sessions where !isTrusted(session.remoteStaticKey) { drop(index) }
+    }
+
+    // MARK: Sending
+
+    /// Whether `address` has a session to send with.
+    public func canSend(to address: Address) -> Bool { current[address] != nil }
+
+    /// The datagram that carries `plaintext` to `address`, or nil when there is no session yet.
+    public mutating func seal(_ plaintext: [UInt8], kind: SecureDatagram.TransportKind, to address: Address) -> [UInt8]? {
+        guard let index = current[address], var session = sessions[index] else { return nil }
+        let slot = Self.slot(kind)
+        let counter = session.sendCounters[slot]
+        guard counter < configuration.limits.packetsPerKey else { return nil }
+        session.sendCounters[slot] = counter + 1
+        sessions[index] = session
+        let header = SecureDatagram.transportHeader(kind, session.remoteIndex, counter)
+        return header + Sodium.seal(key: session.sendKeys[slot], counter: counter, associatedData: header, plaintext: plaintext)
+    }
+
+    // MARK: Receiving
+
+    public mutating func receive(_ bytes: ArraySlice<UInt8>, from address: Address, now: UInt64) -> Received {
+        guard let datagram = SecureDatagram(bytes) else {
+            counters.authenticationFailures += 1
+            return .dropped
+        }
+        switch datagram {
+        case .transport(let kind, let receiverIndex, let counter, let sealed):
+            return open(kind: kind, index: receiverIndex, counter: counter, sealed: sealed, header: Array(bytes.prefix(16)),
+                        from: address, now: now)
+        case .initiation(let senderIndex, let message):
+            return respond(to: message, senderIndex: senderIndex, from: address, now: now)
+        case .response(let senderIndex, let receiverIndex, let message):
+            return finish(message, senderIndex: senderIndex, receiverIndex: receiverIndex, from: address, now: now)
+        case .finish(let receiverIndex, let message):
+            return complete(message, receiverIndex: receiverIndex, from: address, now: now)
+        }
+    }
+
+    private mutating func open(
+        kind: SecureDatagram.TransportKind, index: UInt32, counter: UInt64, sealed: ArraySlice<UInt8>, header: [UInt8],
+        from address: Address, now: UInt64
+    ) -> Received {
+        guard var session = sessions[index] else {
+            counters.authenticationFailures += 1
+            return .dropped
+        }
+        let slot = Self.slot(kind)
+        guard session.windows[slot].isFresh(counter) else {
+            counters.replays += 1
+            return .dropped
+        }
+        guard let plaintext = Sodium.open(key: session.receiveKeys[slot], counter: counter, associatedData: header, ciphertext: sealed) else {
+            counters.authenticationFailures += 1
+            return .dropped
+        }
+        session.windows[slot].accept(counter)
+        session.lastReceived = now
+        session.confirmed = true
+        if session.address != address {
+            // Roaming: only an authenticated, fresh packet moves a session.
+            if current[session.address] == index { current[session.address] = nil }
+            session.address = address
+            counters.roams += 1
+        }
+        sessions[index] = session
+        if session.replacedAt == nil, current[address] == nil { current[address] = index }
+        return .plaintext(kind: kind, bytes: plaintext, remoteStaticKey: session.remoteStaticKey)
+    }
+
+    /// Noise message 1 from anyone: answered (with fewer bytes) while the budget allows.
+    private mutating func respond(to message: [UInt8], senderIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        if let ours = initiations[address] {
+            // Both sides started at once: the initiation with the smaller ephemeral key goes on.
+            let ourEphemeral = ours.message[8..<(8 + NoiseXXHandshake.keyLength)]
+            if ourEphemeral.lexicographicallyPrecedes(message.prefix(NoiseXXHandshake.keyLength)) { return .handshake(reply: nil) }
+            initiations[address] = nil
+        }
+        guard handshakeBudget.take(now: now) else {
+            counters.rateLimited += 1
+            return .dropped
+        }
+        var handshake = NoiseXXHandshake(role: .responder, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+        let reply: [UInt8]
+        do {
+            _ = try handshake.readMessage(message)
+            reply = try handshake.writeMessage()
+        } catch {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        if responses.count >= configuration.limits.halfOpenHandshakes,
+           let oldest = responses.min(by: { $0.value.createdAt < $1.value.createdAt })?.key {
+            responses[oldest] = nil
+        }
+        let localIndex = freshIndex()
+        responses[localIndex] = Response(handshake: handshake, remoteIndex: senderIndex, address: address, createdAt: now)
+        return .handshake(reply: SecureDatagram.response(senderIndex: localIndex, receiverIndex: senderIndex, message: reply).serialized())
+    }
+
+    /// Noise message 2, answering our initiation: finish, then send message 3.
+    private mutating func finish(_ message: [UInt8], senderIndex: UInt32, receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        guard var initiation = initiations[address], initiation.localIndex == receiverIndex else {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        let third: [UInt8]
+        do {
+            _ = try initiation.handshake.readMessage(message)
+            third = try initiation.handshake.writeMessage()
+        } catch {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        initiations[address] = nil
+        guard let remoteStatic = initiation.handshake.remoteStaticKey, isTrusted(remoteStatic) else {
+            counters.untrusted += 1
+            untrustedUntil[address] = now + configuration.untrustedBackoff
+            return .dropped
+        }
+        install(initiation.handshake, localIndex: initiation.localIndex, remoteIndex: senderIndex, address: address, now: now)
+        return .handshake(reply: SecureDatagram.finish(receiverIndex: senderIndex, message: third).serialized())
+    }
+
+    /// Noise message 3: the responder's side of a finished handshake.
+    private mutating func complete(_ message: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        // One try per half-open handshake: a forged third message cannot be retried against it.
+        guard var response = responses.removeValue(forKey: receiverIndex) else {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        do {
+            _ = try response.handshake.readMessage(message)
+        } catch {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        guard let remoteStatic = response.handshake.remoteStaticKey, isTrusted(remoteStatic) else {
+            counters.untrusted += 1
+            return .dropped
+        }
+        install(response.handshake, localIndex: receiverIndex, remoteIndex: response.remoteIndex, address: address, now: now)
+        return .handshake(reply: nil)
+    }
+
+    private mutating func install(_ handshake: NoiseXXHandshake, localIndex: UInt32, remoteIndex: UInt32, address: Address, now: UInt64) {
+        guard let keys = handshake.transportKeys(), let remoteStatic = handshake.remoteStaticKey else { return }
+        let derive = { (key: [UInt8]) in
+            SecureDatagram.TransportKind.allCases.map { Sodium.deriveSubkey(of: key, id: UInt64($0.rawValue), context: "intercom") }
+        }
+        let session = Session(
+            remoteIndex: remoteIndex, remoteStaticKey: remoteStatic, address: address,
+            isInitiator: handshake.role == .initiator, sendKeys: derive(keys.sending), receiveKeys: derive(keys.receiving),
+            established: now, lastReceived: now, confirmed: handshake.role == .responder
+        )
+        counters.handshakes += 1
+        if let previous = current[address], sessions[previous] != nil {
+            sessions[previous]?.replacedAt = now
+            counters.rekeys += 1
+        }
+        if sessions.count >= configuration.limits.sessions,
+           let oldest = sessions.min(by: { $0.value.lastReceived < $1.value.lastReceived })?.key {
+            drop(oldest)
+        }
+        sessions[localIndex] = session
+        current[address] = localIndex
+    }
+
+    // MARK: Upkeep
+
+    /// Starts, repeats and renews handshakes towards `wanted` (the peers the user named or
+    /// discovery found) and forgets what has expired. Returns the datagrams to send.
+    public mutating func maintain(wanted: some Sequence<Address>, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
+        var out: [(bytes: [UInt8], to: Address)] = []
+        for address in wanted {
+            if let until = untrustedUntil[address], now < until { continue }
+            if let index = current[address], let session = sessions[index] {
+                let age = now - min(now, session.established)
+                let due = session.isInitiator
+                    ? age >= configuration.rekeyInterval || (!session.confirmed && age >= 3 * configuration.retryInterval)
+                    // The responder renews a session its initiator has let grow old.
+                    : age >= configuration.rekeyInterval + 30 * Configuration.second
+                if !due { continue }
+            }
+            if var initiation = initiations[address] {
+                if now - min(now, initiation.sentAt) >= configuration.retryInterval {
+                    initiation.sentAt = now
+                    initiations[address] = initiation
+                    out.append((initiation.message, address))
+                }
+                continue
+            }
+            out.append((initiate(to: address, now: now), address))
+        }
+        expire(now: now)
+        return out
+    }
+
+    private mutating func initiate(to address: Address, now: UInt64) -> [UInt8] {
+        var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+        let message = try! handshake.writeMessage(payload: [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength))
+        let localIndex = freshIndex()
+        let datagram = SecureDatagram.initiation(senderIndex: localIndex, message: message).serialized()
+        initiations[address] = Initiation(localIndex: localIndex, handshake: handshake, message: datagram, sentAt: now)
+        return datagram
+    }
+
+    private mutating func expire(now: UInt64) {
+        for (index, session) in sessions {
+            let idle = now - min(now, session.lastReceived)
+            let replacedFor = session.replacedAt.map { now - min(now, $0) } ?? 0
+            if idle >= configuration.idleTimeout || replacedFor >= configuration.replacedSessionGrace { drop(index) }
+        }
+        responses = responses.filter { now - min(now, $0.value.createdAt) < configuration.limits.halfOpenLifetime }
+        untrustedUntil = untrustedUntil.filter { now < $0.value }
+        if initiations.count > configuration.limits.sessions {
+            for (address, initiation) in initiations where now - min(now, initiation.sentAt) > configuration.idleTimeout {
+                initiations[address] = nil
+            }
+        }
+    }
+
+    /// Stops trying to reach `address` (the peer left, or is no longer wanted).
+    public mutating func forget(_ address: Address) {
+        initiations[address] = nil
+        if let index = current[address] { drop(index) }
+    }
+
+    private mutating func drop(_ index: UInt32) {
+        guard let session = sessions.removeValue(forKey: index) else { return }
+        if current[session.address] == index { current[session.address] = nil }
+    }
+
+    // MARK: Inspection
+
+    /// The trusted key of the device each address's session is with.
+    public var peers: [Address: [UInt8]] {
+        current.compactMapValues { sessions[$0]?.remoteStaticKey }
+    }
+
+    public var sessionCount: Int { sessions.count }
+    public var halfOpenCount: Int { responses.count }
+
+    private mutating func freshIndex() -> UInt32 {
+        while true {
+            let index = UInt32.random(in: 1 ... .max)
+            if sessions[index] == nil, responses[index] == nil, !initiations.values.contains(where: { $0.localIndex == index }) {
+                return index
+            }
+        }
+    }
+
+    private static func slot(_ kind: SecureDatagram.TransportKind) -> Int { kind == .rtp ? 0 : 1 }
+}
+
+/// Every bound on what the encrypted channel keeps for strangers, in one place
+/// (Docs/protocol.md lists them).
+public struct SecurityLimits: Sendable {
+    /// Handshakes answered per second, and in a burst: a flood of initiations costs at most this.
+    public var handshakesPerSecond = 20.0
+    public var handshakeBurst = 10.0
+    /// Handshakes waiting for their third message; the oldest is forgotten when full.
+    public var halfOpenHandshakes = 16
+    public var halfOpenLifetime: UInt64 = 5_000_000_000
+    /// Sessions at once (peers, and the sessions being replaced by a rekey).
+    public var sessions = 64
+    /// Packets sealed under one key before the session must be renewed (far below 2^64 nonces).
+    public var packetsPerKey: UInt64 = 1 << 48
+
+    public init() {}
+}
+
+/// A token bucket over time passed in.
+struct TokenBucket: Sendable {
+    let perSecond: Double
+    let burst: Double
+    private var tokens: Double
+    private var last: UInt64?
+
+    init(perSecond: Double, burst: Double) {
+        self.perSecond = perSecond
+        self.burst = burst
+        tokens = burst
+    }
+
+    mutating func take(now: UInt64) -> Bool {
+        if let last { tokens = min(burst, tokens + Double(now - min(now, last)) / 1e9 * perSecond) }
+        last = now
+        guard tokens >= 1 else { return false }
+        tokens -= 1
+        return true
+    }
+}

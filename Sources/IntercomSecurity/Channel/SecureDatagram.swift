@@ -1,0 +1,94 @@
+import IntercomCore
+
+/// What an encrypted call puts on the wire, each in one UDP datagram. The first byte is a
+/// type below 0x40, so these never parse as RTP or RTCP (whose version bits make it 0x80–0xBF).
+///
+///     0      1      2      4                8
+///     type   ver.   0 0    index            rest
+///
+/// - initiation (1): sender index, then Noise XX message 1 (the ephemeral key and zero padding,
+///   so that it is never shorter than the response a stranger can draw with it);
+/// - response (2): sender index, receiver index, then Noise message 2;
+/// - finish (3): receiver index, then Noise message 3;
+/// - RTP (4) and RTCP (5): receiver index, a 64-bit packet counter (the AEAD nonce), then one
+///   RTP or RTCP packet sealed with ChaCha20-Poly1305 under that direction's key for the kind,
+///   the 16 header bytes as associated data.
+public enum SecureDatagram: Equatable, Sendable {
+    case initiation(senderIndex: UInt32, message: [UInt8])
+    case response(senderIndex: UInt32, receiverIndex: UInt32, message: [UInt8])
+    case finish(receiverIndex: UInt32, message: [UInt8])
+    case transport(kind: TransportKind, receiverIndex: UInt32, counter: UInt64, sealed: ArraySlice<UInt8>)
+
+    public enum TransportKind: UInt8, Sendable, CaseIterable {
+        case rtp = 4
+        case rtcp = 5
+    }
+
+    public static let version: UInt8 = 1
+    public static let transportHeaderLength = 16
+    /// Noise message 1 padded with zeros in its (clear) payload.
+    public static let initiationPayloadLength = 88
+    public static let initiationLength = 8 + NoiseXXHandshake.messageLength(1, payloadLength: initiationPayloadLength)
+    public static let responseLength = 12 + NoiseXXHandshake.messageLength(2, payloadLength: 0)
+    public static let finishLength = 8 + NoiseXXHandshake.messageLength(3, payloadLength: 0)
+    /// What encryption adds to each RTP or RTCP packet.
+    public static let transportOverhead = transportHeaderLength + NoiseXXHandshake.tagLength
+
+    /// Whether a datagram is one of ours rather than plain RTP/RTCP.
+    public static func isSecure(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let first = bytes.first else { return false }
+        return first >= 1 && first <= 5
+    }
+
+    /// Parses with every length checked; nil for anything that is not exactly one of the forms.
+    public init?(_ bytes: ArraySlice<UInt8>) {
+        guard bytes.count >= 8 else { return nil }
+        let base = bytes.startIndex
+        guard bytes[base + 1] == Self.version, bytes[base + 2] == 0, bytes[base + 3] == 0 else { return nil }
+        let index = Self.readUInt32(bytes, at: base + 4)
+        switch bytes[base] {
+        case 1:
+            guard bytes.count == Self.initiationLength else { return nil }
+            self = .initiation(senderIndex: index, message: Array(bytes[(base + 8)...]))
+        case 2:
+            guard bytes.count == Self.responseLength else { return nil }
+            self = .response(senderIndex: index, receiverIndex: Self.readUInt32(bytes, at: base + 8), message: Array(bytes[(base + 12)...]))
+        case 3:
+            guard bytes.count == Self.finishLength else { return nil }
+            self = .finish(receiverIndex: index, message: Array(bytes[(base + 8)...]))
+        case let type:
+            guard let kind = TransportKind(rawValue: type), bytes.count >= Self.transportOverhead else { return nil }
+            let counter = UInt64(Self.readUInt32(bytes, at: base + 8)) << 32 | UInt64(Self.readUInt32(bytes, at: base + 12))
+            self = .transport(kind: kind, receiverIndex: index, counter: counter, sealed: bytes[(base + 16)...])
+        }
+    }
+
+    public func serialized() -> [UInt8] {
+        switch self {
+        case .initiation(let sender, let message):
+            Self.header(1, sender) + message
+        case .response(let sender, let receiver, let message):
+            Self.header(2, sender) + Self.bigEndian(receiver) + message
+        case .finish(let receiver, let message):
+            Self.header(3, receiver) + message
+        case .transport(let kind, let receiver, let counter, let sealed):
+            Self.transportHeader(kind, receiver, counter) + sealed
+        }
+    }
+
+    static func transportHeader(_ kind: TransportKind, _ receiver: UInt32, _ counter: UInt64) -> [UInt8] {
+        header(kind.rawValue, receiver) + bigEndian(UInt32(truncatingIfNeeded: counter >> 32)) + bigEndian(UInt32(truncatingIfNeeded: counter))
+    }
+
+    private static func header(_ type: UInt8, _ index: UInt32) -> [UInt8] {
+        [type, version, 0, 0] + bigEndian(index)
+    }
+
+    private static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)]
+    }
+
+    private static func readUInt32(_ bytes: ArraySlice<UInt8>, at index: Int) -> UInt32 {
+        UInt32(bytes[index]) << 24 | UInt32(bytes[index + 1]) << 16 | UInt32(bytes[index + 2]) << 8 | UInt32(bytes[index + 3])
+    }
+}

@@ -1,0 +1,241 @@
+import IntercomCore
+import IntercomSecurity
+import Testing
+
+/// Two or more channels joined by a lossless in-memory network, time passed in.
+struct ChannelPair {
+    typealias Channel = SecureChannel<String>
+    var a: Channel
+    var b: Channel
+    let aKey: [UInt8]
+    let bKey: [UInt8]
+    var now: UInt64 = 1_000_000_000
+    /// Every datagram that went over the wire, oldest first, with who sent it.
+    var wire: [(bytes: [UInt8], from: String)] = []
+
+    init(aTrustsB: Bool = true, bTrustsA: Bool = true, configure: (inout Channel.Configuration) -> Void = { _ in }) {
+        let aPrivate = Sodium.x25519KeyPair().privateKey, bPrivate = Sodium.x25519KeyPair().privateKey
+        aKey = Sodium.x25519PublicKey(aPrivate)
+        bKey = Sodium.x25519PublicKey(bPrivate)
+        var aConfiguration = Channel.Configuration(staticPrivateKey: aPrivate)
+        var bConfiguration = Channel.Configuration(staticPrivateKey: bPrivate)
+        configure(&aConfiguration)
+        configure(&bConfiguration)
+        let (aKey, bKey) = (aKey, bKey)
+        a = Channel(configuration: aConfiguration, isTrusted: { aTrustsB && $0 == bKey })
+        b = Channel(configuration: bConfiguration, isTrusted: { bTrustsA && $0 == aKey })
+    }
+
+    /// Delivers datagrams back and forth until both sides are quiet; returns the plaintexts each received.
+    mutating func deliver(_ initial: [(bytes: [UInt8], to: String)], from sender: String) -> [String: [[UInt8]]] {
+        var queue = initial.map { (bytes: $0.bytes, from: sender, to: $0.to) }
+        var heard: [String: [[UInt8]]] = [:]
+        while !queue.isEmpty {
+            let datagram = queue.removeFirst()
+            wire.append((datagram.bytes, datagram.from))
+            let result = datagram.to == "a"
+                ? a.receive(datagram.bytes[...], from: datagram.from, now: now)
+                : b.receive(datagram.bytes[...], from: datagram.from, now: now)
+            switch result {
+            case .plaintext(_, let bytes, _): heard[datagram.to, default: []].append(bytes)
+            case .handshake(let reply?): queue.append((reply, datagram.to, datagram.from))
+            case .handshake(nil), .dropped: break
+            }
+        }
+        return heard
+    }
+
+    /// A asks for B, and both sides handshake.
+    mutating func connect() {
+        let out = a.maintain(wanted: ["b"], now: now)
+        _ = deliver(out, from: "a")
+    }
+
+    struct NoSession: Error {}
+
+    mutating func send(_ text: String, from sender: String, kind: SecureDatagram.TransportKind = .rtp) throws -> [UInt8] {
+        let sealed = sender == "a" ? a.seal(Array(text.utf8), kind: kind, to: "b") : b.seal(Array(text.utf8), kind: kind, to: "a")
+        guard let sealed else { throw NoSession() }
+        return sealed
+    }
+}
+
+@Suite("Secure channel")
+struct SecureChannelTests {
+    @Test func trustedPeersHandshakeAndTalkBothWays() throws {
+        var pair = ChannelPair()
+        #expect(pair.a.seal([1], kind: .rtp, to: "b") == nil, "nothing is sent before a session exists")
+        pair.connect()
+        #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
+        let toB = try pair.send("hello", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("hello".utf8)])
+        let toA = try pair.send("report", from: "b", kind: .rtcp)
+        #expect(pair.deliver([(toA, "a")], from: "b")["a"] == [Array("report".utf8)])
+        #expect(pair.a.counters.handshakes == 1 && pair.b.counters.handshakes == 1)
+    }
+
+    @Test func theSameAudioTwiceGivesDifferentCiphertextAndNoPlaintextOnTheWire() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let secret = "the quick brown fox jumps over the lazy dog"
+        let first = try pair.send(secret, from: "a")
+        let second = try pair.send(secret, from: "a")
+        #expect(first != second)
+        for datagram in pair.wire.map(\.bytes) + [first, second] {
+            #expect(!contains(datagram, Array("quick brown".utf8)))
+        }
+    }
+
+    @Test func anUntrustedDeviceGetsNoSessionOnEitherSide() {
+        var pair = ChannelPair(bTrustsA: false)
+        pair.connect()
+        #expect(pair.b.peers.isEmpty)
+        #expect(pair.b.counters.untrusted == 1)
+        // A finished its half, but B never confirms, so A's session carries nothing B will read.
+        if let sealed = try? pair.send("psst", from: "a") {
+            #expect(pair.deliver([(sealed, "b")], from: "a").isEmpty)
+        }
+        var other = ChannelPair(aTrustsB: false)
+        other.connect()
+        #expect(other.a.peers.isEmpty && other.b.sessionCount == 0)
+        #expect(other.a.counters.untrusted == 1)
+    }
+
+    @Test func aFlippedBitAnywhereIsDroppedAndCounted() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let sealed = try pair.send("voice", from: "a")
+        for bit in 0..<(sealed.count * 8) {
+            var tampered = sealed
+            tampered[bit / 8] ^= 1 << (bit % 8)
+            #expect(pair.deliver([(tampered, "b")], from: "a").isEmpty)
+        }
+        #expect(pair.b.counters.authenticationFailures + pair.b.counters.replays >= sealed.count * 8 - 64)
+        #expect(pair.deliver([(sealed, "b")], from: "a")["b"] == [Array("voice".utf8)], "the genuine packet still opens")
+    }
+
+    @Test func aReplayIsDroppedButReorderingWithinTheWindowIsNot() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let packets = try (0..<200).map { try pair.send("p\($0)", from: "a") }
+        // Deliver 100…199 first, then 90…99 (late but within the window), then 0…9 (too old).
+        #expect(pair.deliver(packets[100..<200].map { ($0, "b") }, from: "a")["b"]?.count == 100)
+        #expect(pair.deliver(packets[90..<100].map { ($0, "b") }, from: "a")["b"]?.count == 10)
+        #expect(pair.deliver(packets[0..<10].map { ($0, "b") }, from: "a")["b"] == nil)
+        let repeated = pair.deliver(packets[150..<160].map { ($0, "b") }, from: "a")
+        #expect(repeated["b"] == nil)
+        #expect(pair.b.counters.replays == 20)
+    }
+
+    @Test func noHandshakeReplyIsLongerThanWhatDrewIt() {
+        var pair = ChannelPair()
+        pair.connect()
+        #expect(SecureDatagram.responseLength <= SecureDatagram.initiationLength)
+        let initiations = pair.wire.filter { $0.bytes.first == 1 }.map(\.bytes.count)
+        let responses = pair.wire.filter { $0.bytes.first == 2 }.map(\.bytes.count)
+        #expect(!responses.isEmpty && responses.allSatisfy { $0 <= initiations.min()! })
+    }
+
+    @Test func aFloodOfInitiationsIsRateLimitedAndHalfOpenStateStaysBounded() {
+        var pair = ChannelPair()
+        var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        var answered = 0
+        for attempt in 0..<2_000 {
+            let now = pair.now + UInt64(attempt) * 500_000  // 2,000 per second for one second
+            let out = stranger.maintain(wanted: ["b-\(attempt)"], now: now)
+            for datagram in out {
+                if case .handshake(let reply?) = pair.b.receive(datagram.bytes[...], from: "stranger-\(attempt)", now: now) {
+                    #expect(reply.count <= datagram.bytes.count)
+                    answered += 1
+                }
+            }
+        }
+        let limits = SecurityLimits()
+        #expect(answered <= Int(limits.handshakeBurst + limits.handshakesPerSecond * 1.0) + 1)
+        #expect(pair.b.counters.rateLimited >= 2_000 - answered)
+        #expect(pair.b.halfOpenCount <= limits.halfOpenHandshakes)
+    }
+
+    @Test func rekeyingReplacesKeysWithoutLosingAPacket() throws {
+        var pair = ChannelPair { $0.rekeyInterval = 10_000_000_000 }
+        pair.connect()
+        var delivered = 0
+        for second in 1...40 {
+            pair.now += 1_000_000_000
+            _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+            _ = pair.deliver(pair.b.maintain(wanted: ["a"], now: pair.now), from: "b")
+            for packet in 0..<5 {
+                let toB = try pair.send("a\(second).\(packet)", from: "a")
+                let toA = try pair.send("b\(second).\(packet)", from: "b")
+                delivered += pair.deliver([(toB, "b")], from: "a")["b"]?.count ?? 0
+                delivered += pair.deliver([(toA, "a")], from: "b")["a"]?.count ?? 0
+            }
+        }
+        #expect(delivered == 40 * 5 * 2)
+        #expect(pair.a.counters.rekeys + pair.b.counters.rekeys >= 3)
+        #expect(pair.a.sessionCount <= 2 && pair.b.sessionCount <= 2, "replaced sessions are let go")
+    }
+
+    @Test func onlyAnAuthenticatedPacketMovesASessionToANewAddress() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let genuine = try pair.send("from the new Wi-Fi", from: "a")
+        // A forgery from elsewhere moves nothing.
+        var forged = genuine
+        forged[forged.count - 1] ^= 1
+        #expect(pair.b.receive(forged[...], from: "attacker", now: pair.now) == .dropped)
+        #expect(pair.b.canSend(to: "a") && !pair.b.canSend(to: "attacker"))
+        guard case .plaintext = pair.b.receive(genuine[...], from: "a-roamed", now: pair.now) else {
+            Issue.record("the genuine packet opens")
+            return
+        }
+        #expect(pair.b.canSend(to: "a-roamed") && !pair.b.canSend(to: "a"))
+        #expect(pair.b.counters.roams == 1)
+        // A replay of the same packet from yet another address is refused and moves nothing.
+        #expect(pair.b.receive(genuine[...], from: "replayer", now: pair.now) == .dropped)
+        #expect(pair.b.canSend(to: "a-roamed"))
+    }
+
+    @Test func bothSidesStartingAtOnceEndWithOneWorkingSession() throws {
+        var pair = ChannelPair()
+        let fromA = pair.a.maintain(wanted: ["b"], now: pair.now)
+        let fromB = pair.b.maintain(wanted: ["a"], now: pair.now)
+        _ = pair.deliver(fromA, from: "a")
+        _ = pair.deliver(fromB, from: "b")
+        let toB = try pair.send("x", from: "a")
+        let toA = try pair.send("y", from: "b")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [[UInt8(ascii: "x")]])
+        #expect(pair.deliver([(toA, "a")], from: "b")["a"] == [[UInt8(ascii: "y")]])
+    }
+
+    @Test func aDeviceNoLongerTrustedLosesItsSessionAtOnce() {
+        var pair = ChannelPair()
+        pair.connect()
+        pair.b.updateTrust { _ in false }
+        #expect(pair.b.peers.isEmpty && pair.b.sessionCount == 0)
+        #expect(pair.b.seal([1], kind: .rtp, to: "a") == nil)
+    }
+
+    @Test func garbageNeverOpensAndNeverCrashes() {
+        var pair = ChannelPair()
+        pair.connect()
+        var generator = SeededGenerator(seed: 11)
+        for length in [0, 1, 7, 8, 16, 31, 72, 108, 128, 200, 1_500] {
+            for _ in 0..<50 {
+                var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                if !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...5, using: &generator) }
+                if bytes.count > 1 { bytes[1] = 1 }
+                if bytes.count > 3 { bytes[2] = 0; bytes[3] = 0 }
+                if case .plaintext = pair.b.receive(bytes[...], from: "noise", now: pair.now) {
+                    Issue.record("random bytes opened")
+                }
+            }
+        }
+        #expect(pair.b.sessionCount == 1)
+    }
+
+    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
+}
