@@ -1,0 +1,143 @@
+import Foundation
+import IntercomCore
+import IntercomSecurity
+
+/// A device this one paired with.
+public struct TrustedDevice: Codable, Sendable, Equatable {
+    public var name: String
+    /// The device's X25519 public key, hexadecimal.
+    public var publicKey: String
+    public var pairedAt: Date
+    public var lastSeen: Date?
+
+    public init(name: String, publicKey: [UInt8], pairedAt: Date, lastSeen: Date? = nil) {
+        self.name = name
+        self.publicKey = Hexadecimal.encode(publicKey)
+        self.pairedAt = pairedAt
+        self.lastSeen = lastSeen
+    }
+
+    public var keyBytes: [UInt8]? { Hexadecimal.decode(publicKey) }
+
+    enum CodingKeys: String, CodingKey {
+        case name, publicKey = "public_key", pairedAt = "paired_at", lastSeen = "last_seen"
+    }
+}
+
+/// The trusted devices of a state directory (`trusted.json`, 0600). Every change takes the
+/// directory's lock and replaces the file in one step, so concurrent `pair` and `unpair` runs
+/// and a running call never see half a list.
+public struct TrustedDeviceStore: Sendable {
+    public let directory: StateDirectory
+    public static let fileName = "trusted.json"
+    /// A bound on the list, so that a corrupt or hostile file cannot make us read without end.
+    public static let capacity = 256
+
+    public init(directory: StateDirectory) {
+        self.directory = directory
+    }
+
+    private var path: String { directory.file(Self.fileName) }
+    private var lockPath: String { directory.file("trusted.lock") }
+
+    public func load() throws -> [TrustedDevice] {
+        guard let bytes = try PrivateFile.read(path) else { return [] }
+        do {
+            return Array(try Self.decoder.decode([TrustedDevice].self, from: Data(bytes)).prefix(Self.capacity))
+        } catch {
+            throw PrivateFileError.malformed(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The public keys, for the call's trust check.
+    public func trustedKeys() throws -> Set<[UInt8]> {
+        Set(try load().compactMap(\.keyBytes))
+    }
+
+    /// Adds a device or, for a key already there, renames it and renews its pairing date.
+    public func add(_ device: TrustedDevice) throws {
+        try modify { devices in
+            devices.removeAll { $0.publicKey == device.publicKey }
+            devices.append(device)
+            guard devices.count <= Self.capacity else { throw TrustedDeviceError.full(Self.capacity) }
+        }
+    }
+
+    /// Removes the devices whose name, fingerprint or public key is `query`; a name that
+    /// matches several devices is ambiguous and removes nothing.
+    @discardableResult
+    public func remove(matching query: String) throws -> TrustedDevice {
+        var removed: TrustedDevice?
+        try modify { devices in
+            let normalized = query.lowercased()
+            let byKey = devices.filter {
+                $0.publicKey == normalized || $0.keyBytes.map { Fingerprint(publicKey: $0).matches(normalized) } == true
+            }
+            let matches = byKey.isEmpty ? devices.filter { $0.name == query } : byKey
+            guard !matches.isEmpty else { throw TrustedDeviceError.notFound(query) }
+            guard matches.count == 1 else { throw TrustedDeviceError.ambiguous(query, matches.map(\.name)) }
+            removed = matches[0]
+            devices.removeAll { $0.publicKey == matches[0].publicKey }
+        }
+        return removed!
+    }
+
+    /// Notes when devices were last in a call with us.
+    public func markSeen(_ keys: Set<[UInt8]>, at date: Date) throws {
+        guard !keys.isEmpty else { return }
+        try modify { devices in
+            for index in devices.indices where devices[index].keyBytes.map(keys.contains) == true {
+                devices[index].lastSeen = date
+            }
+        }
+    }
+
+    /// A stamp that changes whenever the file is replaced: a running call reloads on a change.
+    public func stamp() -> FileStamp? {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return nil }
+        return FileStamp(inode: UInt64(status.st_ino), seconds: status.st_mtim.tv_sec, nanoseconds: status.st_mtim.tv_nsec)
+    }
+
+    private func modify(_ change: (inout [TrustedDevice]) throws -> Void) throws {
+        try directory.prepare()
+        try PrivateFile.withLock(lockPath) {
+            var devices = try load()
+            try change(&devices)
+            try PrivateFile.replace(path, Array(try Self.encoder.encode(devices)))
+        }
+    }
+
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}
+
+public struct FileStamp: Equatable, Sendable {
+    let inode: UInt64
+    let seconds: Int
+    let nanoseconds: Int
+}
+
+public enum TrustedDeviceError: Error, Equatable, CustomStringConvertible {
+    case notFound(String)
+    case ambiguous(String, [String])
+    case full(Int)
+
+    public var description: String {
+        switch self {
+        case .notFound(let query): "no paired device is called \(query) or has that fingerprint"
+        case .ambiguous(let query, let names): "\(names.count) paired devices are called \(query): name one by its fingerprint"
+        case .full(let capacity): "at most \(capacity) devices can be paired"
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import IntercomIO
+import IntercomSecurity
+import Testing
+
+@Suite("Device identity and trusted devices")
+struct DeviceIdentityTests {
+    private func freshDirectory() -> StateDirectory {
+        StateDirectory(path: NSTemporaryDirectory() + "intercom-state-\(getpid())-\(UUID().uuidString)/nested")
+    }
+
+    private func mode(_ path: String) -> mode_t {
+        var status = stat()
+        lstat(path, &status)
+        return status.st_mode & 0o7777
+    }
+
+    @Test func anIdentityIsMadeOnceKept0600AndReadBack() throws {
+        let directory = freshDirectory()
+        let first = try DeviceIdentity.loadOrCreate(in: directory)
+        let again = try DeviceIdentity.loadOrCreate(in: directory)
+        #expect(first.publicKey == again.publicKey && first.privateKey == again.privateKey)
+        #expect(mode(directory.file(DeviceIdentity.fileName)) == 0o600)
+        #expect(mode(directory.path) == 0o700)
+        #expect(first.publicKey == Sodium.x25519PublicKey(first.privateKey))
+    }
+
+    @Test func processesStartingAtOnceAgreeOnOneIdentity() async throws {
+        let directory = freshDirectory()
+        let keys = try await withThrowingTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<16 { group.addTask { try DeviceIdentity.loadOrCreate(in: directory).publicKey } }
+            return try await group.reduce(into: Set<[UInt8]>()) { $0.insert($1) }
+        }
+        #expect(keys.count == 1)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(leftovers == [DeviceIdentity.fileName], "no temporary files are left behind")
+    }
+
+    @Test func aLinkedOrSharedDirectoryIsRefused() throws {
+        let base = NSTemporaryDirectory() + "intercom-state-\(getpid())-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: base + "/real", withIntermediateDirectories: true)
+        symlink(base + "/real", base + "/link")
+        #expect(throws: StateDirectoryError.notADirectory(base + "/link")) {
+            try StateDirectory(path: base + "/link").prepare()
+        }
+        mkdir(base + "/shared", 0o777)
+        chmod(base + "/shared", 0o777)
+        #expect(throws: StateDirectoryError.writableByOthers(base + "/shared")) {
+            try StateDirectory(path: base + "/shared").prepare()
+        }
+        #expect(mode(base + "/shared") == 0o777, "an existing directory keeps its mode")
+    }
+
+    @Test func aLinkedIdentityFileIsNotFollowed() throws {
+        let directory = freshDirectory()
+        try directory.prepare()
+        let target = directory.path + "/../elsewhere"
+        _ = FileManager.default.createFile(atPath: target, contents: Data("intercom-identity 1\n".utf8))
+        symlink(target, directory.file(DeviceIdentity.fileName))
+        #expect(throws: (any Error).self) { try DeviceIdentity.loadOrCreate(in: directory) }
+    }
+
+    @Test func theStateDirectoryFollowsOptionThenSystemdThenXDG() throws {
+        let environment = ["STATE_DIRECTORY": "/var/lib/intercom:/var/lib/other", "XDG_STATE_HOME": "/x", "HOME": "/home/u"]
+        #expect(try StateDirectory.resolve(explicit: "/opt/s", environment: environment).path == "/opt/s")
+        #expect(try StateDirectory.resolve(explicit: nil, environment: environment).path == "/var/lib/intercom")
+        #expect(try StateDirectory.resolve(explicit: nil, environment: ["XDG_STATE_HOME": "/x", "HOME": "/home/u"]).path == "/x/intercom")
+        #expect(try StateDirectory.resolve(explicit: nil, environment: ["HOME": "/home/u"]).path == "/home/u/.local/state/intercom")
+        #expect(throws: StateDirectoryError.noHome) { try StateDirectory.resolve(explicit: nil, environment: [:]) }
+    }
+
+    @Test func trustedDevicesAreAddedRemovedByNameOrFingerprintAndAmbiguityRemovesNothing() throws {
+        let store = TrustedDeviceStore(directory: freshDirectory())
+        let keys = (0..<3).map { _ in Sodium.x25519KeyPair().publicKey }
+        try store.add(TrustedDevice(name: "door", publicKey: keys[0], pairedAt: Date()))
+        try store.add(TrustedDevice(name: "garage", publicKey: keys[1], pairedAt: Date()))
+        try store.add(TrustedDevice(name: "garage", publicKey: keys[2], pairedAt: Date()))
+        #expect(try store.trustedKeys() == Set(keys))
+        #expect(mode(store.directory.file(TrustedDeviceStore.fileName)) == 0o600)
+
+        #expect(throws: TrustedDeviceError.ambiguous("garage", ["garage", "garage"])) { try store.remove(matching: "garage") }
+        #expect(try store.load().count == 3)
+        let fingerprint = Fingerprint(publicKey: keys[2]).description
+        #expect(try store.remove(matching: fingerprint.uppercased()).publicKey == TrustedDevice(name: "", publicKey: keys[2], pairedAt: Date()).publicKey)
+        #expect(try store.remove(matching: "door").name == "door")
+        #expect(try store.trustedKeys() == [keys[1]])
+        #expect(throws: TrustedDeviceError.notFound("door")) { try store.remove(matching: "door") }
+    }
+
+    @Test func concurrentWritersLoseNoDevice() async throws {
+        let store = TrustedDeviceStore(directory: freshDirectory())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<20 {
+                group.addTask { try store.add(TrustedDevice(name: "d\(index)", publicKey: Sodium.x25519KeyPair().publicKey, pairedAt: Date())) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.load().count == 20)
+    }
+}
