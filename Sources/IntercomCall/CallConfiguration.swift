@@ -37,6 +37,8 @@ public struct CallConfiguration: Sendable {
     public var keepaliveTimeoutNanoseconds: UInt64 = 5_000_000_000
     /// The jitter buffer's bound on the delay it may add.
     public var maximumJitterDelayNanoseconds: UInt64 = 200_000_000
+    /// Encrypt and authenticate everything with trusted devices; nil speaks plain RTP (interop).
+    public var security: CallSecurity?
 
     public init() {}
 

@@ -33,6 +33,7 @@ public struct CallStatistics: Codable, Sendable {
     public var playbackDevice: DeviceStatistics?
     public var streams: [StreamStatistics] = []
     public var peers: [PeerSnapshot] = []
+    public var security = SecurityStatistics.unencrypted
     public var runningSeconds = 0.0
 
     /// Datagrams dropped unplayed, by reason.
@@ -108,6 +109,7 @@ public struct CallStatistics: Codable, Sendable {
         captureDevice = devices.capture
         playbackDevice = devices.playback
         peers = network.peers
+        security = network.security
         self.runningSeconds = runningSeconds
     }
 

@@ -14,6 +14,8 @@ public struct LoopbackDemo {
     public var encoder: OpusEncoderConfiguration
     /// Extra seconds after the input ends, for the last packets to play out.
     public var tailSeconds = 1.0
+    /// Encrypts the call (both peers share one identity); nil for plain RTP.
+    public var security: CallSecurity?
 
     public init(inputFile: String, outputFile: String, profile: ImpairmentProfile, encoder: OpusEncoderConfiguration) {
         self.inputFile = inputFile
@@ -37,6 +39,7 @@ public struct LoopbackDemo {
         listenerConfiguration.port = 0
         listenerConfiguration.name = "loopback-B"
         listenerConfiguration.encoder = encoder
+        listenerConfiguration.security = security
         let listener = try Call(
             configuration: listenerConfiguration, source: SilentSource(frameSamples: frame),
             sink: try WAVFileSink(path: outputFile, frameSamples: frame), logger: logger

@@ -1,11 +1,14 @@
 import Atomics
 import IntercomCore
 import IntercomIO
+import IntercomSecurity
 import Synchronization
 
 /// The network thread: reads datagrams and sorts them (RTP to the playback thread's inbox,
 /// RTCP to the peer table and reception statistics), sends queued RTP to every peer, and
-/// sends each peer RTCP reports and hellos once per interval; BYE when it stops.
+/// sends each peer RTCP reports and hellos once per interval; BYE when it stops. In an
+/// encrypted call every datagram passes through `CallEncryption` first: only authenticated
+/// packets reach the sorting, and nothing is sent to a peer without a session.
 final class NetworkLoop {
     private let socket: UDPSocket
     private let poller: Poller
@@ -30,6 +33,8 @@ final class NetworkLoop {
     private var sentSinceLastReport = false
     private var lastSentPackets = 0
     private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
+    private let encryption: CallEncryption?
+    private var nextSessionUpkeep: UInt64 = 0
 
     /// A datagram larger than this is not ours: RTP/Opus packets stay well below a LAN MTU.
     static let maximumDatagram = 1500
@@ -48,6 +53,7 @@ final class NetworkLoop {
         self.inbox = inbox
         self.capture = capture
         peers = PeerTable(keepaliveTimeout: configuration.keepaliveTimeoutNanoseconds)
+        encryption = configuration.security.map(CallEncryption.init)
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
@@ -56,10 +62,12 @@ final class NetworkLoop {
         while !stop.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
             if now >= nextReport {
-                _ = peers.expire(now: now)
+                for peer in peers.expire(now: now) { encryption?.forget(peer.address) }
+                encryption?.reloadTrustIfChanged()
                 sendReports(now: now)
                 nextReport = now + configuration.reportIntervalNanoseconds
             }
+            maintainSessions(now: now)
             _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))
             applyDirectoryChanges()
             receiveAll()
@@ -78,14 +86,33 @@ final class NetworkLoop {
             case .configured(let address):
                 peers.add(address, origin: .configured, now: now)
             case .appeared(let name, let address):
-                if let previous = discoveredAddresses[name], previous != address { peers.saidGoodbye(previous) }
+                if let previous = discoveredAddresses[name], previous != address { leave(previous) }
                 discoveredAddresses[name] = address
                 peers.add(address, origin: .discovered, now: now)
                 peers.update(address) { if $0.name == nil { $0.name = name } }
             case .disappeared(let name):
                 guard let address = discoveredAddresses.removeValue(forKey: name) else { continue }
-                peers.saidGoodbye(address)
+                leave(address)
             }
+        }
+    }
+
+    /// A peer said goodbye (BYE, or its mDNS service left): its session goes with it.
+    private func leave(_ address: SocketAddress) {
+        peers.saidGoodbye(address)
+        if peers.peers[address] == nil { encryption?.forget(address) }
+    }
+
+    // MARK: Sessions
+
+    /// Starts, repeats and renews handshakes with the peers we call (named or discovered);
+    /// learned peers reached us with a handshake of their own.
+    private func maintainSessions(now: UInt64) {
+        guard let encryption, now >= nextSessionUpkeep else { return }
+        nextSessionUpkeep = now + 100_000_000
+        let wanted = peers.peers.values.filter { $0.origin != .learned }.map(\.address)
+        for (datagram, destination) in encryption.maintain(wanted: wanted, now: now) {
+            sendRaw(datagram, to: destination)
         }
     }
 
@@ -113,6 +140,26 @@ final class NetworkLoop {
     }
 
     private func handle(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
+        guard let encryption else {
+            if SecureDatagram.isSecure(bytes) { counters.malformed.wrappingIncrement(ordering: .relaxed) } else { sort(bytes, from: address, now: now) }
+            return
+        }
+        guard SecureDatagram.isSecure(bytes) else {
+            encryption.refuseUnencrypted()
+            return
+        }
+        switch encryption.receive(bytes, from: address, now: now) {
+        case .plaintext(_, let plaintext, _):
+            sort(plaintext[...], from: address, now: now)
+        case .handshake(let reply):
+            if let reply { sendRaw(reply, to: address) }
+        case .dropped:
+            break
+        }
+    }
+
+    /// An RTP or RTCP datagram, authenticated if the call is encrypted.
+    private func sort(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
         let datagram: Datagram
         do {
             datagram = try Datagram.classify(bytes)
@@ -186,7 +233,7 @@ final class NetworkLoop {
             case .goodbye(let goodbye):
                 if goodbye.sources.contains(where: { sourceAddress[$0] == address || peers.peers[address]?.ssrc == $0 }) {
                     for source in goodbye.sources { forget(source) }
-                    peers.saidGoodbye(address)
+                    leave(address)
                 }
             case .application(let application):
                 guard application.name == PeerHello.applicationName else { continue }
@@ -228,7 +275,7 @@ final class NetworkLoop {
         let destinations = peers.addresses
         while let packet = outbox.pop() {
             sentSinceLastReport = true
-            for destination in destinations { send(packet, to: destination) }
+            for destination in destinations { send(packet, kind: .rtp, to: destination) }
         }
     }
 
@@ -260,7 +307,7 @@ final class NetworkLoop {
             .sourceDescription([SDESChunk(ssrc: ssrc, items: [.canonicalName(configuration.peerID.description), .name(configuration.name)])]),
             .application(hello.applicationPacket(ssrc: ssrc)),
         ])
-        for destination in peers.addresses { send(compound, to: destination) }
+        for destination in peers.addresses { send(compound, kind: .rtcp, to: destination) }
         publish()
     }
 
@@ -269,10 +316,18 @@ final class NetworkLoop {
             .receiverReport(RTCPReceiverReport(ssrc: ssrc)),
             .goodbye(RTCPGoodbye(sources: [ssrc], reason: "leaving")),
         ])
-        for destination in peers.addresses { send(compound, to: destination) }
+        for destination in peers.addresses { send(compound, kind: .rtcp, to: destination) }
     }
 
-    private func send(_ bytes: [UInt8], to destination: SocketAddress) {
+    /// Sends an RTP or RTCP packet, sealed for the peer's session in an encrypted call (and
+    /// not at all while it has none).
+    private func send(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to destination: SocketAddress) {
+        guard let encryption else { return sendRaw(bytes, to: destination) }
+        guard let sealed = encryption.seal(bytes, kind: kind, to: destination) else { return }
+        sendRaw(sealed, to: destination)
+    }
+
+    private func sendRaw(_ bytes: [UInt8], to destination: SocketAddress) {
         do {
             try socket.send(bytes, to: destination)
             counters.datagramsSent.wrappingIncrement(ordering: .relaxed)
@@ -284,6 +339,7 @@ final class NetworkLoop {
 
     private func publish() {
         let now = SystemClock.monotonicNanoseconds()
+        let keys = encryption?.channel.peers ?? [:]
         let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
             PeerSnapshot(
                 address: peer.address.description, name: peer.name, origin: peer.origin.rawValue,
@@ -291,10 +347,15 @@ final class NetworkLoop {
                 secondsSinceHeard: peer.lastHeard.map { Double(now - min(now, $0)) / 1e9 },
                 roundTripMilliseconds: roundTrips[peer.address].map { Double($0) / 1e6 },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
-                reportedJitterMilliseconds: remoteReports[peer.address].map { Double($0.jitter) / 48 }
+                reportedJitterMilliseconds: remoteReports[peer.address].map { Double($0.jitter) / 48 },
+                fingerprint: keys[peer.address].map { Fingerprint(publicKey: $0).description }
             )
         }
-        snapshot.withLock { $0.peers = rows }
+        let security = encryption?.statistics ?? .unencrypted
+        snapshot.withLock {
+            $0.peers = rows
+            $0.security = security
+        }
     }
 }
 
@@ -317,6 +378,7 @@ public enum PeerDirectoryChange: Sendable {
 /// The network side's view of the call, as displays and the stats file show it.
 public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
+    var security = SecurityStatistics.unencrypted
 }
 
 public struct PeerSnapshot: Sendable, Codable {
@@ -330,4 +392,6 @@ public struct PeerSnapshot: Sendable, Codable {
     public let roundTripMilliseconds: Double?
     public let reportedFractionLost: Double?
     public let reportedJitterMilliseconds: Double?
+    /// The fingerprint of the device's key, in an encrypted call once its session is up.
+    public let fingerprint: String?
 }

@@ -22,6 +22,7 @@ struct Daemon: AsyncParsableCommand {
     @OptionGroup(title: "Network") var network: NetworkOptions
     @OptionGroup(title: "Talk") var talk: TalkOptions
     @OptionGroup(title: "Run") var run: RunOptions
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
 
     @Option(name: .customLong("status-socket"), help: ArgumentHelp("Where to answer status requests.", valueName: "PATH"))
     var statusSocket = StatusSocket.defaultPath
@@ -33,6 +34,7 @@ struct Daemon: AsyncParsableCommand {
         for warning in file.warnings { logger.warning("\(warning)") }
         let talkCommand = try Talk.parse(file.arguments + callArguments())
         let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
+        talkCommand.warnIfUnencrypted(logger: logger)
         let discovery = talkCommand.startDiscovery(for: call, logger: logger)
         defer { discovery?.stop() }
         let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call) }

@@ -24,6 +24,11 @@ struct Loopback: AsyncParsableCommand {
     @Flag(name: .shortAndLong, help: "Log more.")
     var verbose = false
 
+    @Flag(help: "Plain RTP between the two peers instead of an encrypted call.")
+    var unencrypted = false
+
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
+
     func run() async throws {
         let logger = makeLogger(verbose: verbose)
         let profile: ImpairmentProfile
@@ -39,7 +44,9 @@ struct Loopback: AsyncParsableCommand {
         let encoder = try audio.encoderConfiguration()
         let input = try audio.inputFile ?? spokenSentence()
         let outputFile = audio.outputFile ?? "loopback-output.wav"
-        let demo = LoopbackDemo(inputFile: input, outputFile: outputFile, profile: profile, encoder: encoder)
+        var demo = LoopbackDemo(inputFile: input, outputFile: outputFile, profile: profile, encoder: encoder)
+        // Both peers are this device, so they trust each other without pairing.
+        demo.security = unencrypted ? nil : try identity.callSecurity()
         print("Calling from \(input) to \(outputFile) through the '\(network)' network…")
         let report = try await demo.run(logger: logger)
         let s = report.listener

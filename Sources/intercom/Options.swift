@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import IntercomCall
 import IntercomCore
 import IntercomDSP
@@ -89,6 +90,42 @@ struct NetworkOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("The name other peers see.", valueName: "NAME"))
     var name: String?
+
+    @Flag(help: "Speak plain RTP, for GStreamer, ffmpeg, VLC and other RTP tools. Anyone on the LAN can then listen and talk.")
+    var unencrypted = false
+
+    @Option(name: .customLong("rekey-seconds"), help: .hidden)
+    var rekeySeconds: Double = 120
+}
+
+/// Where this device keeps its identity and the devices it paired with.
+struct IdentityOptions: ParsableArguments {
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp(
+            "Where this device keeps its identity and paired devices (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/intercom, else ~/.local/state/intercom).",
+            valueName: "DIR"))
+    var stateDirectory: String?
+
+    func directory() throws -> StateDirectory {
+        try StateDirectory.resolve(explicit: stateDirectory, environment: ProcessInfo.processInfo.environment)
+    }
+
+    func identity() throws -> DeviceIdentity {
+        try DeviceIdentity.loadOrCreate(in: directory())
+    }
+
+    func trustedDevices() throws -> TrustedDeviceStore {
+        TrustedDeviceStore(directory: try directory())
+    }
+
+    /// The identity and trusted list an encrypted call uses.
+    func callSecurity(rekeySeconds: Double = 120) throws -> CallSecurity {
+        guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
+        var security = CallSecurity(identity: try identity(), trustedDevices: try trustedDevices())
+        security.rekeyIntervalNanoseconds = UInt64(rekeySeconds * 1e9)
+        return security
+    }
 }
 
 /// When this peer transmits.

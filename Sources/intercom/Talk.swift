@@ -16,12 +16,14 @@ struct Talk: AsyncParsableCommand {
     @OptionGroup(title: "Network") var network: NetworkOptions
     @OptionGroup(title: "Talk") var talk: TalkOptions
     @OptionGroup(title: "Run") var run: RunOptions
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
 
     func run() async throws {
         let interactive = Terminal.isInteractive
         // The status screen owns the terminal: only errors may be logged over it.
         let logger = makeLogger(verbose: run.verbose, quiet: interactive)
         let call = try makeCall(interactive: interactive, headless: false, logger: logger)
+        warnIfUnencrypted(logger: logger)
         let discovery = startDiscovery(for: call, logger: logger)
         defer { discovery?.stop() }
         let interface = TalkInterface(
@@ -57,6 +59,14 @@ struct Talk: AsyncParsableCommand {
         }
     }
 
+    /// Plain RTP is for interop only: say so at every start, on the screen and in the log.
+    func warnIfUnencrypted(logger: Logger) {
+        guard network.unencrypted else { return }
+        let warning = "unencrypted: anyone on the LAN can listen to this call and talk into it (--unencrypted)"
+        FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+        logger.warning("\(warning)")
+    }
+
     func writeStatistics(of call: Call) throws {
         if let path = run.statsJSON {
             try call.statistics().jsonData().write(to: URL(fileURLWithPath: path))
@@ -74,6 +84,7 @@ struct Talk: AsyncParsableCommand {
             }
         }
         if let name = network.name { configuration.name = name }
+        if !network.unencrypted { configuration.security = try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
         return configuration

@@ -18,8 +18,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var prologue: [UInt8]
         /// A session's initiator starts a new handshake after this long (forward secrecy within a call).
         public var rekeyInterval: UInt64 = 120 * Self.second
-        /// An initiation not answered is sent again after this long.
-        public var retryInterval: UInt64 = 1 * Self.second
+        /// An initiation not answered, or a finished handshake the peer has not confirmed
+        /// with a packet, is sent again after this long (a LAN loses few, so retry soon).
+        public var retryInterval: UInt64 = Self.second / 4
+        /// A session we started that carries nothing back for this long is started again.
+        public var confirmationTimeout: UInt64 = 3 * Self.second
         /// A peer that proved untrusted is not tried again sooner than this.
         public var untrustedBackoff: UInt64 = 10 * Self.second
         /// A session nothing arrived on for this long is dropped.
@@ -80,6 +83,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         let established: UInt64
         var lastReceived: UInt64
         var confirmed: Bool
+        /// Our last handshake message and when it was sent, repeated until the peer confirms.
+        var finishMessage: [UInt8]?
+        var finishSentAt: UInt64
         /// When it stopped being the one we send with.
         var replacedAt: UInt64?
     }
@@ -178,6 +184,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         session.windows[slot].accept(counter)
         session.lastReceived = now
         session.confirmed = true
+        session.finishMessage = nil
         if session.address != address {
             // Roaming: only an authenticated, fresh packet moves a session.
             if current[session.address] == index { current[session.address] = nil }
@@ -239,12 +246,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             untrustedUntil[address] = now + configuration.untrustedBackoff
             return .dropped
         }
-        install(initiation.handshake, localIndex: initiation.localIndex, remoteIndex: senderIndex, address: address, now: now)
-        return .handshake(reply: SecureDatagram.finish(receiverIndex: senderIndex, message: third).serialized())
+        let finishMessage = SecureDatagram.finish(receiverIndex: senderIndex, message: third).serialized()
+        install(initiation.handshake, localIndex: initiation.localIndex, remoteIndex: senderIndex, address: address, now: now,
+                finishMessage: finishMessage)
+        return .handshake(reply: finishMessage)
     }
 
     /// Noise message 3: the responder's side of a finished handshake.
     private mutating func complete(_ message: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        // A repeat of the message that finished a session we already have.
+        if sessions[receiverIndex] != nil { return .handshake(reply: nil) }
         // One try per half-open handshake: a forged third message cannot be retried against it.
         guard var response = responses.removeValue(forKey: receiverIndex) else {
             counters.badHandshakes += 1
@@ -264,7 +275,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         return .handshake(reply: nil)
     }
 
-    private mutating func install(_ handshake: NoiseXXHandshake, localIndex: UInt32, remoteIndex: UInt32, address: Address, now: UInt64) {
+    private mutating func install(
+        _ handshake: NoiseXXHandshake, localIndex: UInt32, remoteIndex: UInt32, address: Address, now: UInt64,
+        finishMessage: [UInt8]? = nil
+    ) {
         guard let keys = handshake.transportKeys(), let remoteStatic = handshake.remoteStaticKey else { return }
         let derive = { (key: [UInt8]) in
             SecureDatagram.TransportKind.allCases.map { Sodium.deriveSubkey(of: key, id: UInt64($0.rawValue), context: "intercom") }
@@ -272,7 +286,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         let session = Session(
             remoteIndex: remoteIndex, remoteStaticKey: remoteStatic, address: address,
             isInitiator: handshake.role == .initiator, sendKeys: derive(keys.sending), receiveKeys: derive(keys.receiving),
-            established: now, lastReceived: now, confirmed: handshake.role == .responder
+            established: now, lastReceived: now, confirmed: handshake.role == .responder,
+            finishMessage: finishMessage, finishSentAt: now
         )
         counters.handshakes += 1
         if let previous = current[address], sessions[previous] != nil {
@@ -295,10 +310,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         var out: [(bytes: [UInt8], to: Address)] = []
         for address in wanted {
             if let until = untrustedUntil[address], now < until { continue }
-            if let index = current[address], let session = sessions[index] {
+            if let index = current[address], var session = sessions[index] {
                 let age = now - min(now, session.established)
+                if let finish = session.finishMessage, now - min(now, session.finishSentAt) >= configuration.retryInterval {
+                    // The third message may have been lost: repeat it until a packet confirms the session.
+                    session.finishSentAt = now
+                    sessions[index] = session
+                    out.append((finish, address))
+                }
                 let due = session.isInitiator
-                    ? age >= configuration.rekeyInterval || (!session.confirmed && age >= 3 * configuration.retryInterval)
+                    ? age >= configuration.rekeyInterval || (!session.confirmed && age >= configuration.confirmationTimeout)
                     // The responder renews a session its initiator has let grow old.
                     : age >= configuration.rekeyInterval + 30 * Configuration.second
                 if !due { continue }
