@@ -1,5 +1,6 @@
 import IntercomCore
 import IntercomIO
+import IntercomSecurity
 import Logging
 
 /// Publishes a call on the LAN over mDNS and lets the peers discovery finds join it; they
@@ -8,16 +9,37 @@ import Logging
 public final class CallDiscovery: @unchecked Sendable {
     private let discovery: ServiceDiscovery
 
+    /// Whether a discovered peer is one we may call: in an encrypted call, a device whose
+    /// announced fingerprint is ours or a paired one's (the handshake then proves the key);
+    /// in a plain call, one that is unencrypted too.
+    static func isPaired(_ peer: DiscoveredPeer, security: CallSecurity?) -> Bool {
+        let announced = peer.fingerprint ?? ""
+        guard let security else { return announced.isEmpty }
+        guard !announced.isEmpty else { return false }
+        let keys = ((try? security.trustedDevices.trustedKeys()) ?? []).union([security.identity.publicKey])
+        return keys.contains { Fingerprint(publicKey: $0).matches(announced) }
+    }
+
     public init(call: Call, logger: Logger) throws {
         let configuration = call.configuration
+        let security = configuration.security
         let announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
-            frameMilliseconds: configuration.encoder.frameMilliseconds
+            frameMilliseconds: configuration.encoder.frameMilliseconds,
+            fingerprint: security.map { Fingerprint(publicKey: $0.identity.publicKey).description } ?? ""
         )
         discovery = try ServiceDiscovery(announcing: announcement) { event in
             switch event {
             case .appeared(let peer), .updated(let peer):
                 guard let address = Self.preferredAddress(of: peer) else { return }
+                guard Self.isPaired(peer, security: security) else {
+                    if case .appeared = event {
+                        logger.notice("peer found, not paired: not called", metadata: [
+                            "name": "\(TerminalText.sanitized(peer.serviceName))", "fingerprint": "\(TerminalText.sanitized(peer.fingerprint ?? "none"))",
+                        ])
+                    }
+                    return
+                }
                 logger.info("peer found", metadata: [
                     "name": "\(peer.serviceName)", "address": "\(address)",
                     "after_ms": "\((peer.firstSeenNanoseconds - call.startedAtNanoseconds) / 1_000_000)",

@@ -89,6 +89,8 @@ public struct SecurityStatistics: Codable, Sendable, Equatable {
     public var untrustedHandshakes = 0
     public var badHandshakes = 0
     public var roams = 0
+    /// RTP packets not sent to a peer because its session was not up yet (the call's start).
+    public var unsentNoSession = 0
     /// This device's fingerprint.
     public var fingerprint: String?
 

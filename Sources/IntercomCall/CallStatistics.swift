@@ -110,6 +110,7 @@ public struct CallStatistics: Codable, Sendable {
         playbackDevice = devices.playback
         peers = network.peers
         security = network.security
+        security.unsentNoSession = networkCounters.unsentNoSession.load(ordering: .relaxed)
         self.runningSeconds = runningSeconds
     }
 

@@ -20,5 +20,7 @@ final class NetworkCounters: Sendable {
     let datagramsSent = ManagedAtomic<Int>(0)
     let bytesSent = ManagedAtomic<Int>(0)
     let sendErrors = ManagedAtomic<Int>(0)
+    /// RTP packets not sent to a peer because its encrypted session was not up yet.
+    let unsentNoSession = ManagedAtomic<Int>(0)
     let receiveErrors = ManagedAtomic<Int>(0)
 }

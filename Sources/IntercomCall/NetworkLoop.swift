@@ -323,7 +323,10 @@ final class NetworkLoop {
     /// not at all while it has none).
     private func send(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to destination: SocketAddress) {
         guard let encryption else { return sendRaw(bytes, to: destination) }
-        guard let sealed = encryption.seal(bytes, kind: kind, to: destination) else { return }
+        guard let sealed = encryption.seal(bytes, kind: kind, to: destination) else {
+            if kind == .rtp { counters.unsentNoSession.wrappingIncrement(ordering: .relaxed) }
+            return
+        }
         sendRaw(sealed, to: destination)
     }
 

@@ -24,7 +24,7 @@ extension EndToEndTests {
             usleep(800_000)  // ffmpeg must be listening before the first packet
             let seconds = Double(input.count) / 48_000 + 0.5
             let speaker = try ChildProcess.intercom([
-                "--no-discovery", "--port", "\(freeUDPPort())", "--peer", "127.0.0.1:\(listenPort)",
+                "--no-discovery", "--unencrypted", "--port", "\(freeUDPPort())", "--peer", "127.0.0.1:\(listenPort)",
                 "--input-file", speechFile.path, "--duration", "\(seconds)",
             ])
             #expect(speaker.wait(seconds: seconds + 10) == 0, "\(speaker.standardError)")
@@ -46,7 +46,7 @@ extension EndToEndTests {
             let stats = temporaryPath("gst.json")
             let seconds = Double(input.count) / 48_000 + 2.5
             let listener = try ChildProcess.intercom([
-                "--no-discovery", "--port", "\(port)", "--output-file", output, "--duration", "\(seconds)", "--stats-json", stats,
+                "--no-discovery", "--unencrypted", "--port", "\(port)", "--output-file", output, "--duration", "\(seconds)", "--stats-json", stats,
             ])
             usleep(300_000)
             let gstreamer = try ChildProcess("gst-launch-1.0", [

@@ -11,6 +11,9 @@ public final class ChildProcess: @unchecked Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("intercom").path
     }
 
+    /// The XDG state home of the intercom processes a test run starts.
+    public static let sharedStateHome = FileManager.default.temporaryDirectory.appendingPathComponent("intercom-test-state-\(getpid())").path
+
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`.
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
         let folder = FileManager.default.temporaryDirectory
@@ -26,7 +29,11 @@ public final class ChildProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [executable] + arguments
         }
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        // intercom processes of one test run share a state directory: one device identity, so they
+        // trust each other as a user's own processes do; tests that need strangers pass their own.
+        var base = ProcessInfo.processInfo.environment
+        if executable == Self.intercomPath { base["XDG_STATE_HOME"] = Self.sharedStateHome }
+        process.environment = base.merging(environment ?? [:]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputFile)
         process.standardError = try FileHandle(forWritingTo: errorFile)

@@ -38,6 +38,8 @@ public struct DiscoveredPeer: Equatable, Sendable {
 
     /// The protocol version from the TXT record's `v`; nil when absent or malformed.
     public var protocolVersion: Int? { txt[ServiceAnnouncement.Key.version].flatMap { Int($0) } }
+    /// The announced key fingerprint (a hint: only the handshake proves it); nil when absent.
+    public var fingerprint: String? { txt[ServiceAnnouncement.Key.fingerprint] }
 
     /// The UDP port the service announced (every address carries it too).
     public var port: UInt16? { addresses.first?.port }

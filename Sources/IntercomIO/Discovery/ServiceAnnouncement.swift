@@ -1,12 +1,12 @@
 import IntercomCore
 
 /// What a peer publishes about itself: an `_intercom._udp` service with its name, UDP port
-/// and a short TXT record (`v`, `id`, `codec`, `ptime`, `chan`).
+/// and a short TXT record (`v`, `id`, `codec`, `ptime`, `chan`, `fp`).
 public struct ServiceAnnouncement: Equatable, Sendable {
     /// The DNS-SD service type every intercom peer publishes and browses.
     public static let serviceType = "_intercom._udp"
-    /// The protocol version announced in `v`, the same as the hello's.
-    public static let protocolVersion = 1
+    /// The protocol version announced in `v`: 2 since calls are encrypted (`fp`).
+    public static let protocolVersion = 2
     /// A DNS label's limit, which bounds a service instance name.
     public static let maximumNameBytes = 63
 
@@ -18,6 +18,9 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         public static let frameMilliseconds = "ptime"
         /// Reserved for channels; empty for now.
         public static let channel = "chan"
+        /// The fingerprint of the device's key for an encrypted call; empty for `--unencrypted`.
+        /// A hint for whom to call, never trust: the handshake proves the key.
+        public static let fingerprint = "fp"
     }
 
     /// The service instance name: the peer's display name. Avahi may publish it as
@@ -28,6 +31,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
     public let codec: String
     public let frameMilliseconds: Int
     public let channel: String
+    public let fingerprint: String
     /// The TXT record, in the order published.
     public let txtEntries: [String]
 
@@ -38,7 +42,8 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         peerID: PeerID,
         codec: String = "opus",
         frameMilliseconds: Int = 10,
-        channel: String = ""
+        channel: String = "",
+        fingerprint: String = ""
     ) throws(DiscoveryError) {
         guard !name.isEmpty, name.utf8.count <= Self.maximumNameBytes else {
             throw .invalidAnnouncement("the name '\(name)' must have 1 to \(Self.maximumNameBytes) bytes of UTF-8")
@@ -49,6 +54,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
             (Key.codec, codec),
             (Key.frameMilliseconds, String(frameMilliseconds)),
             (Key.channel, channel),
+            (Key.fingerprint, fingerprint),
         ]
         var entries: [String] = []
         for (key, value) in pairs {
@@ -63,6 +69,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         self.codec = codec
         self.frameMilliseconds = frameMilliseconds
         self.channel = channel
+        self.fingerprint = fingerprint
         txtEntries = entries
     }
 }
