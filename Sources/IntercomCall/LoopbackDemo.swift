@@ -40,6 +40,7 @@ public struct LoopbackDemo {
         listenerConfiguration.name = "loopback-B"
         listenerConfiguration.encoder = encoder
         listenerConfiguration.security = security
+        listenerConfiguration.encoder.constrainedVariableBitrate = security != nil
         let listener = try Call(
             configuration: listenerConfiguration, source: SilentSource(frameSamples: frame),
             sink: try WAVFileSink(path: outputFile, frameSamples: frame), logger: logger

@@ -26,6 +26,9 @@ public struct OpusEncoderConfiguration: Equatable, Sendable {
     public var discontinuousTransmission = false
     /// Variable bitrate; constant bitrate hides speech content from packet sizes.
     public var variableBitrate = true
+    /// Constrained VBR: packet sizes stay close to the average, so that encrypted packets tell
+    /// little of what is said (RFC 6562), at little cost in quality. Encrypted calls use it.
+    public var constrainedVariableBitrate = false
 
     public init() {}
 

@@ -24,6 +24,7 @@ public final class OpusEncoder {
             try set(INTERCOM_OPUS_SET_PACKET_LOSS_PERC, configuration.expectedLossPercent)
             try set(INTERCOM_OPUS_SET_DTX, configuration.discontinuousTransmission ? 1 : 0)
             try set(INTERCOM_OPUS_SET_VBR, configuration.variableBitrate ? 1 : 0)
+            try set(INTERCOM_OPUS_SET_VBR_CONSTRAINT, configuration.constrainedVariableBitrate ? 1 : 0)
             try set(INTERCOM_OPUS_SET_SIGNAL, Int(OPUS_SIGNAL_VOICE))
         } catch {
             opus_encoder_destroy(state)

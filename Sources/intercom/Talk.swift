@@ -87,6 +87,7 @@ struct Talk: AsyncParsableCommand {
         if !network.unencrypted { configuration.security = try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
+        configuration.encoder.constrainedVariableBitrate = configuration.security != nil
         return configuration
     }
 }

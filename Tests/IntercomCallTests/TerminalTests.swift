@@ -35,7 +35,7 @@ extension EndToEndTests {
                 "--name", "bo@desk",
             ])
             let tmux = Tmux()
-            let command = "\(ChildProcess.intercomPath) --no-discovery --port \(portA) --peer 127.0.0.1:\(portB) --input-file \(speechFile.path) --mode ptt --name ana@laptop --duration 20; echo EXITED $?; sleep 30"
+            let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --no-discovery --port \(portA) --peer 127.0.0.1:\(portB) --input-file \(speechFile.path) --mode ptt --name ana@laptop --duration 20; echo EXITED $?; sleep 30"
             _ = try tmux.run(["new-session", "-d", "-s", "ptt", "-x", "80", "-y", "20", command])
             usleep(2_500_000)
             let idle = try tmux.screen("ptt")
@@ -82,7 +82,7 @@ extension EndToEndTests {
         @Test(arguments: ["C-c", "SIGTERM"])
         func interruptingRestoresTheTerminal(how: String) throws {
             let tmux = Tmux()
-            let command = "\(ChildProcess.intercomPath) --no-discovery --port \(freeUDPPort()) --mode ptt; echo EXITED $?; sleep 30"
+            let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --no-discovery --port \(freeUDPPort()) --mode ptt; echo EXITED $?; sleep 30"
             _ = try tmux.run(["new-session", "-d", "-s", "stop", "-x", "80", "-y", "20", command])
             usleep(1_500_000)
             #expect(try tmux.screen("stop").contains("mode ptt"))

@@ -11,8 +11,16 @@ public final class ChildProcess: @unchecked Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("intercom").path
     }
 
-    /// The XDG state home of the intercom processes a test run starts.
+    /// The XDG state home of the intercom processes a test run starts: they share one device
+    /// identity, so they trust each other as a user's own processes do. Tests that need
+    /// strangers give them `--state-dir`s of their own.
     public static let sharedStateHome = FileManager.default.temporaryDirectory.appendingPathComponent("intercom-test-state-\(getpid())").path
+
+    /// This process's environment with the shared state home, for every child (however it is
+    /// started: directly, through setsid, or inside a lab host).
+    public static var testEnvironment: [String: String] {
+        ProcessInfo.processInfo.environment.merging(["XDG_STATE_HOME": sharedStateHome]) { $1 }
+    }
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`.
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
@@ -29,11 +37,7 @@ public final class ChildProcess: @unchecked Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [executable] + arguments
         }
-        // intercom processes of one test run share a state directory: one device identity, so they
-        // trust each other as a user's own processes do; tests that need strangers pass their own.
-        var base = ProcessInfo.processInfo.environment
-        if executable == Self.intercomPath { base["XDG_STATE_HOME"] = Self.sharedStateHome }
-        process.environment = base.merging(environment ?? [:]) { $1 }
+        process.environment = Self.testEnvironment.merging(environment ?? [:]) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: outputFile)
         process.standardError = try FileHandle(forWritingTo: errorFile)
