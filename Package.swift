@@ -98,7 +98,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntercomCallTests",
-            dependencies: ["IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP", "TestSupport"],
+            dependencies: ["IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP", "IntercomSecurity", "TestSupport"],
             swiftSettings: strict
         ),
         // Fixtures shared by the test targets: synthetic speech, signal measures, child processes.

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import IntercomCore
 import IntercomIO
+import IntercomSecurity
 
 /// `intercom peers`: who is on the LAN, as mDNS sees it.
 struct Peers: ParsableCommand {
@@ -15,6 +17,8 @@ struct Peers: ParsableCommand {
     @Option(help: ArgumentHelp("How long to look.", valueName: "SECONDS"))
     var wait: Double = 2
 
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
+
     func validate() throws {
         guard wait.isFinite, wait >= 0, wait <= 3600 else { throw ValidationError("--wait must be between 0 and 3600 seconds") }
     }
@@ -26,7 +30,11 @@ struct Peers: ParsableCommand {
             }
         }
         SystemClock.sleep(untilMonotonic: discovery.startedAtNanoseconds + UInt64(wait * 1e9))
-        let listings = discovery.peers.map { PeerListing($0, startedAt: discovery.startedAtNanoseconds, now: SystemClock.monotonicNanoseconds()) }
+        let ownKey = try identity.identity().publicKey
+        let known = try identity.trustedDevices().trustedKeys().union([ownKey])
+        let listings = discovery.peers.map { peer in
+            PeerListing(peer, startedAt: discovery.startedAtNanoseconds, now: SystemClock.monotonicNanoseconds(), trustedKeys: known)
+        }
         discovery.stop()
 
         if json {
@@ -39,9 +47,11 @@ struct Peers: ParsableCommand {
     }
 
     private func printTable(_ listings: [PeerListing]) {
-        let rows = [["NAME", "ADDRESSES", "PORT", "VERSION", "LAST SEEN"]] + listings.map { listing in
+        let rows = [["NAME", "FINGERPRINT", "PAIRED", "ADDRESSES", "PORT", "VERSION", "LAST SEEN"]] + listings.map { listing in
             [
                 listing.name,
+                listing.fingerprint ?? "-",
+                listing.fingerprint == nil ? "unencrypted" : listing.paired ? "yes" : "not paired",
                 listing.addresses.joined(separator: " "),
                 String(listing.port),
                 listing.version.map(String.init) ?? "?",
@@ -65,6 +75,10 @@ struct PeerListing: Encodable {
     var port: UInt16
     var version: Int?
     var id: String?
+    /// The fingerprint the peer announces (nil for an unencrypted call), and whether it is ours or
+    /// a paired device's: only those are called.
+    var fingerprint: String?
+    var paired: Bool
     var txt: [String: String]
     var lastSeenSecondsAgo: Double
     /// From the start of discovery to the peer's first appearance.
@@ -77,14 +91,17 @@ struct PeerListing: Encodable {
         return encoder
     }()
 
-    init(_ peer: DiscoveredPeer, startedAt: UInt64, now: UInt64) {
-        name = peer.serviceName
-        host = peer.hostName
+    init(_ peer: DiscoveredPeer, startedAt: UInt64, now: UInt64, trustedKeys: Set<[UInt8]> = []) {
+        name = TerminalText.sanitized(peer.serviceName)
+        host = TerminalText.sanitized(peer.hostName, limit: 255)
         addresses = peer.addresses.map(Self.numericHost)
         port = peer.port ?? 0
         version = peer.protocolVersion
         id = peer.peerID?.description
-        txt = peer.txt
+        let announced = peer.fingerprint.flatMap { $0.isEmpty ? nil : TerminalText.sanitized($0, limit: 24) }
+        fingerprint = announced
+        paired = announced.map { text in trustedKeys.contains { Fingerprint(publicKey: $0).matches(text) } } ?? false
+        txt = Dictionary(peer.txt.map { (TerminalText.sanitized($0.key), TerminalText.sanitized($0.value, limit: 255)) }) { first, _ in first }
         lastSeenSecondsAgo = Double(now > peer.lastSeenNanoseconds ? now - peer.lastSeenNanoseconds : 0) / 1e9
         discoveredAfterSeconds = Double(peer.firstSeenNanoseconds > startedAt ? peer.firstSeenNanoseconds - startedAt : 0) / 1e9
     }

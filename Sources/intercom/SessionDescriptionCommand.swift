@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import IntercomCore
 import IntercomIO
 
@@ -8,11 +9,14 @@ struct SessionDescriptionCommand: ParsableCommand {
         commandName: "sdp",
         abstract: "Print an SDP describing what this peer sends, for other RTP tools.",
         discussion: """
-            Start the listener with this SDP, then run intercom with --peer pointing at the \
-            listener's address, e.g.:
+            Start the listener with this SDP, then run intercom --unencrypted with --peer pointing \
+            at the listener's address, e.g.:
               intercom sdp --to 127.0.0.1:5006 > call.sdp
               ffmpeg -protocol_whitelist file,udp,rtp -i call.sdp out.wav
-              intercom --input-file speech.wav --peer 127.0.0.1:5006
+              intercom --unencrypted --input-file speech.wav --peer 127.0.0.1:5006
+            Calls are encrypted with keys only paired intercoms hold, which RTP tools cannot \
+            take from an SDP: they hear only a call run with --unencrypted, which anyone on the \
+            LAN can then hear too.
             """
     )
 
@@ -37,5 +41,6 @@ struct SessionDescriptionCommand: ParsableCommand {
             sessionID: UInt64.random(in: 1...UInt64(UInt32.max), using: &generator)
         )
         print(description.text, terminator: "")
+        FileHandle.standardError.write(Data("intercom: the stream this describes is plain RTP: run the call with --unencrypted (anyone on the LAN can then listen)\n".utf8))
     }
 }

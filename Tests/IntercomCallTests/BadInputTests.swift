@@ -5,27 +5,6 @@ import TestSupport
 
 extension EndToEndTests {
     @Suite struct CallBadInputTests {
-        /// Sends raw datagrams to a loopback port from a socket of our own.
-        final class Sender {
-            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-            let port: Int
-
-            init(to port: Int) { self.port = port }
-            deinit { close(fd) }
-
-            func send(_ bytes: [UInt8]) {
-                var address = sockaddr_in()
-                address.sin_family = sa_family_t(AF_INET)
-                address.sin_addr.s_addr = inet_addr("127.0.0.1")
-                address.sin_port = UInt16(port).bigEndian
-                _ = withUnsafePointer(to: &address) { pointer in
-                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-            }
-        }
-
         /// Plain RTP's parsers (`--unencrypted`), and an encrypted call, where nothing unauthenticated
         /// gets past the tag check.
         @Test(arguments: [false, true]) func garbageIsDroppedAndCountedWhileTheCallGoesOn(encrypted: Bool) throws {
@@ -46,7 +25,7 @@ extension EndToEndTests {
                 "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA,
             ])
             usleep(300_000)
-            let attacker = Sender(to: portB)
+            let attacker = LoopbackUDP()
             var noise = SeededNoise(seed: 99)
             let valid = RTPPacket(payloadType: 96, sequenceNumber: 1, timestamp: 0, ssrc: 0xBAD, payload: [0xFC, 1, 2, 3]).serialized()
             var wrongVersion = valid
@@ -55,12 +34,12 @@ extension EndToEndTests {
             wrongPayloadType[1] = 0
             for round in 0..<400 {
                 // A flood of random bytes from an address nobody invited, and every kind of bad RTP.
-                attacker.send((0..<Int(noise.next() % 300 + 1)).map { _ in UInt8(truncatingIfNeeded: noise.next()) })
+                attacker.send((0..<Int(noise.next() % 300 + 1)).map { _ in UInt8(truncatingIfNeeded: noise.next()) }, to: portB)
                 if round % 4 == 0 {
-                    attacker.send(Array(valid.prefix(7)))  // truncated header
-                    attacker.send(wrongVersion)
-                    attacker.send(wrongPayloadType)
-                    attacker.send([UInt8](repeating: 0x80, count: 4000))  // too large
+                    attacker.send(Array(valid.prefix(7)), to: portB)  // truncated header
+                    attacker.send(wrongVersion, to: portB)
+                    attacker.send(wrongPayloadType, to: portB)
+                    attacker.send([UInt8](repeating: 0x80, count: 4000), to: portB)  // too large
                 }
                 usleep(2_000)
             }

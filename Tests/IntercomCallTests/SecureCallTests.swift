@@ -1,0 +1,277 @@
+import Foundation
+import IntercomCore
+import IntercomIO
+import IntercomSecurity
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// Encrypted calls between real processes, and a stranger on the LAN who records, replays,
+    /// tampers, spoofs and floods.
+    @Suite struct SecureCallTests {
+        /// A device of its own: a state directory with its identity.
+        struct Device {
+            let directory: StateDirectory
+            let identity: DeviceIdentity
+
+            init(_ name: String) throws {
+                directory = StateDirectory(path: temporaryPath("state-\(name)"))
+                identity = try DeviceIdentity.loadOrCreate(in: directory)
+            }
+
+            var arguments: [String] { ["--state-dir", directory.path] }
+            var trusted: TrustedDeviceStore { TrustedDeviceStore(directory: directory) }
+
+            func trust(_ other: Device, as name: String) throws {
+                try trusted.add(TrustedDevice(name: name, publicKey: other.identity.publicKey, pairedAt: Date()))
+            }
+        }
+
+        /// One call, A speaking `text` to B, each with its own arguments; returns both stats and B's output.
+        struct Run {
+            let input: [Float]
+            let heard: [Float]
+            let speaker: [String: Any]
+            let listener: [String: Any]
+
+            func security(_ stats: [String: Any], _ key: String) -> Int {
+                CallFixtures.int(stats["security"] as? [String: Any] ?? [:], key)
+            }
+        }
+
+        static func call(
+            speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
+            listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, during: ((Double) -> Void)? = nil
+        ) throws -> Run {
+            let speechFile = try SpeechFixture.wavFile(text)
+            let input = try SpeechFixture.speech(text)
+            let output = temporaryPath("secure-out.wav")
+            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
+            let seconds = Double(input.count) / 48_000 + 1.5
+            let listener = try ChildProcess.intercom(listenerArguments + [
+                "--port", "\(listenerPort)", "--no-discovery", "--output-file", output,
+                "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
+            ])
+            let speaker = try ChildProcess.intercom(speakerArguments + [
+                "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(speakerTarget ?? listenerPort)",
+                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA, "--name", "ana-secret-name",
+            ])
+            during?(seconds)
+            CallFixtures.expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
+            return Run(
+                input: input, heard: try CallFixtures.readWAV(output).samples,
+                speaker: try CallFixtures.readStats(statsA), listener: try CallFixtures.readStats(statsB)
+            )
+        }
+
+        static func correlation(_ run: Run) -> Double {
+            CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener).correlation
+        }
+
+        static func loudest(_ samples: [Float]) -> Double {
+            SignalMeasures.blockRMS(samples, block: 4_800).max() ?? 0
+        }
+
+        @Test func devicesHearEachOtherOnlyOncePairedBothWays() throws {
+            let (a, b) = (try Device("a"), try Device("b"))
+            let strangers = try Self.call(speaker: a.arguments, listener: b.arguments)
+            #expect(Self.loudest(strangers.heard) < 0.001, "B played audio from a device it never paired with")
+            #expect(CallFixtures.int(strangers.listener, "received") == 0)
+            #expect(strangers.security(strangers.speaker, "untrusted_handshakes") >= 1)
+            #expect(strangers.security(strangers.listener, "handshakes") == 0)
+
+            // Trusted one way only: still nothing.
+            try b.trust(a, as: "a")
+            let oneWay = try Self.call(speaker: a.arguments, listener: b.arguments)
+            #expect(Self.loudest(oneWay.heard) < 0.001)
+            #expect(oneWay.security(oneWay.speaker, "untrusted_handshakes") >= 1)
+
+            try a.trust(b, as: "b")
+            let paired = try Self.call(speaker: a.arguments, listener: b.arguments)
+            #expect(Self.correlation(paired) > 0.8)
+            let sent = CallFixtures.int(paired.speaker, "sent_packets")
+            let unsent = paired.security(paired.speaker, "unsent_no_session")
+            #expect(CallFixtures.int(paired.listener, "received") >= sent - unsent - 2, "sent \(sent), \(unsent) before the session")
+            #expect(unsent < 50, "the session came up within half a second")
+            #expect((paired.listener["security"] as? [String: Any])?["encrypted"] as? Bool == true)
+            // The caller names its peer by the key's fingerprint (the listener's session ended with the
+            // caller's goodbye before it wrote its figures).
+            let peerPrints = (paired.speaker["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            #expect(peerPrints == [Fingerprint(publicKey: b.identity.publicKey).description], "\(peerPrints)")
+        }
+
+        @Test func aCapturedCallRevealsNothingAndItsReplaysTamperingAndSpoofsAreDropped() throws {
+            let listenerPort = freeUDPPort()
+            let forwarder = RecordingForwarder(toB: listenerPort)
+            defer { forwarder.stop() }
+            let spoofer = LoopbackUDP()
+            var injected = (replays: 0, tampered: 0, spoofed: 0)
+            let run = try Self.call(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort,
+                                    speakerTarget: forwarder.port) { _ in
+                usleep(2_500_000)
+                // Halfway through: send B copies of audio it already had, altered ones, and copies from elsewhere.
+                let audio = forwarder.datagrams.filter { $0.towardB && $0.bytes.first == 4 }.prefix(60).map(\.bytes)
+                for packet in audio {
+                    forwarder.socket.send(packet, to: listenerPort)
+                    // A changed payload keeps a counter B has seen: refused as a replay before its tag is
+                    // even checked. A changed counter is new to B: refused by the tag.
+                    var payload = packet
+                    payload[payload.count - 20] ^= 0x10
+                    forwarder.socket.send(payload, to: listenerPort)
+                    var counter = packet
+                    counter[8] ^= 0x01
+                    forwarder.socket.send(counter, to: listenerPort)
+                    spoofer.send(packet, to: listenerPort)
+                    usleep(2_000)
+                }
+                injected = (audio.count, audio.count, audio.count)
+            }
+            #expect(injected.replays == 60)
+            #expect(run.security(run.listener, "replay_packets") >= injected.replays * 2 + injected.spoofed)
+            #expect(run.security(run.listener, "auth_fail_packets") >= injected.tampered)
+            #expect(run.security(run.listener, "roams") == 0, "a replay from another address moved the session")
+            #expect(Self.correlation(run) > 0.8, "the call went on")
+
+            // What went over the wire: handshake messages and sealed packets, nothing readable.
+            let captured = forwarder.datagrams
+            #expect(captured.count > 200)
+            #expect(captured.allSatisfy { (1...5).contains($0.bytes.first ?? 0) }, "a datagram was sent in the clear")
+            let name = Array("ana-secret-name".utf8)
+            #expect(!captured.contains { datagram in
+                datagram.bytes.count >= name.count && (0...(datagram.bytes.count - name.count)).contains { Array(datagram.bytes[$0..<($0 + name.count)]) == name }
+            }, "the display name is readable on the wire")
+
+            // The next call has new keys: the recording replayed into it opens nothing.
+            let output = temporaryPath("replayed-out.wav")
+            let stats = temporaryPath("replayed.json")
+            let nextPort = freeUDPPort()
+            let listener = try ChildProcess.intercom([
+                "--port", "\(nextPort)", "--no-discovery", "--output-file", output, "--duration", "3", "--stats-json", stats,
+            ])
+            usleep(500_000)
+            let replayer = LoopbackUDP()
+            for datagram in captured where datagram.towardB {
+                replayer.send(datagram.bytes, to: nextPort)
+                usleep(500)
+            }
+            CallFixtures.expectClean([("listener", listener)], within: 10)
+            let replayed = try CallFixtures.readStats(stats)
+            #expect(CallFixtures.int(replayed, "received") == 0)
+            #expect(Self.loudest(try CallFixtures.readWAV(output).samples) < 0.001)
+            let security = replayed["security"] as? [String: Any] ?? [:]
+            #expect(CallFixtures.int(security, "handshakes") == 0)
+            #expect(CallFixtures.int(security, "auth_fail_packets") >= captured.filter { $0.towardB && $0.bytes.first == 4 }.count - 5)
+        }
+
+        @Test func aStrangerDrawsNoMoreBytesThanItSendsAndAFloodLeavesTheCallAlone() throws {
+            let listenerPort = freeUDPPort()
+            let stranger = LoopbackUDP()
+            var sentBytes = 0
+            var receivedBytes = 0
+            var answers = 0
+            var floodSent = 0
+            let run = try Self.call(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort) { _ in
+                usleep(800_000)
+                // What drew a stream from an open intercom: a 4-byte RTCP packet, a plain RTP stream, a hello.
+                let probes: [[UInt8]] = [[0x80, 0xC9, 0x00, 0x00]]
+                    + (0..<50).map { RTPPacket(payloadType: 96, sequenceNumber: UInt16($0), timestamp: UInt32($0) * 480, ssrc: 7, payload: [0xFC, 1, 2]).serialized() }
+                for probe in probes {
+                    stranger.send(probe, to: listenerPort)
+                    sentBytes += probe.count
+                }
+                while let reply = stranger.receive(timeout: 1.0) { receivedBytes += reply.bytes.count }
+                #expect(receivedBytes == 0, "plain packets drew an answer")
+
+                // A flood of handshake initiations (10,000 a second for one second), each a valid frame.
+                var noise = SeededNoise(seed: 5)
+                let start = Date()
+                while Date().timeIntervalSince(start) < 1.0 {
+                    for _ in 0..<100 {
+                        let initiation = [1, 1, 0, 0] + (0..<124).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
+                        stranger.send(initiation, to: listenerPort)
+                        sentBytes += initiation.count
+                        floodSent += 1
+                    }
+                    usleep(10_000)
+                }
+                while let reply = stranger.receive(timeout: 0.5) {
+                    receivedBytes += reply.bytes.count
+                    answers += 1
+                }
+            }
+            #expect(floodSent > 5_000)
+            #expect(receivedBytes <= sentBytes / 10, "answered \(receivedBytes) bytes to \(sentBytes)")
+            #expect(answers <= 40, "\(answers) handshakes answered in about a second")
+            #expect(run.security(run.listener, "rate_limited") >= floodSent - 100)
+            #expect(Self.correlation(run) > 0.8, "the call in progress kept its quality")
+            #expect(CallFixtures.int(run.listener, "lost") <= 2)
+        }
+
+        @Test func anUnpairedDeviceIsCutOffWithinTwoSeconds() throws {
+            let (a, b) = (try Device("a"), try Device("b"))
+            try a.trust(b, as: "b")
+            try b.trust(a, as: "a")
+            var unpairedAt = 0.0
+            let run = try Self.call(speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph) { _ in
+                usleep(3_000_000)
+                _ = try? b.trusted.remove(matching: Fingerprint(publicKey: a.identity.publicKey).description)
+                unpairedAt = Date().timeIntervalSince1970
+            }
+            let outputStart = Double(CallFixtures.int(run.listener, "output_start_ns")) / 1e9
+            let cut = Int((unpairedAt - outputStart) * 48_000)
+            #expect(cut > 48_000 && cut < run.heard.count, "unpaired \(unpairedAt - outputStart) s into the output")
+            let before = Array(run.heard[0..<max(0, cut)])
+            let after = Array(run.heard[min(run.heard.count, cut + 2 * 48_000)...])
+            #expect(Self.loudest(before) > 0.02, "the paired device was heard first")
+            #expect(after.count > 48_000 && Self.loudest(after) < 0.001, "still heard 2 s after unpairing")
+        }
+
+        @Test func keysAreRenewedDuringACallWithoutAGap() throws {
+            let run = try Self.call(speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"])
+            let rekeys = run.security(run.speaker, "rekeys") + run.security(run.listener, "rekeys")
+            #expect(rekeys >= 4, "\(rekeys) rekeys in a call of \(run.input.count / 48_000) s")
+            let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
+            let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
+            #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
+            #expect(CallFixtures.int(run.listener, "lost") == 0)
+        }
+
+        @Test func threeDevicesThatPairedPairwiseAllHearTheTalker() throws {
+            let devices = try ["a", "b", "c"].map(Device.init)
+            for device in devices {
+                for other in devices where other.directory != device.directory { try device.trust(other, as: "peer") }
+            }
+            let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
+            let input = try SpeechFixture.speech(SpeechFixture.sentence)
+            let seconds = Double(input.count) / 48_000 + 1.5
+            let ports = (0..<3).map { _ in freeUDPPort() }
+            let outputs = (0..<3).map { temporaryPath("three-\($0).wav") }
+            let stats = (0..<3).map { temporaryPath("three-\($0).json") }
+            var processes: [(String, ChildProcess)] = []
+            for index in [1, 2] {
+                processes.append(("listener \(index)", try ChildProcess.intercom(devices[index].arguments + [
+                    "--port", "\(ports[index])", "--no-discovery", "--output-file", outputs[index],
+                    "--duration", "\(seconds + 0.5)", "--stats-json", stats[index],
+                    "--peer", "127.0.0.1:\(ports[3 - index])",
+                ])))
+            }
+            processes.append(("talker", try ChildProcess.intercom(devices[0].arguments + [
+                "--port", "\(ports[0])", "--no-discovery", "--peer", "127.0.0.1:\(ports[1])", "--peer", "127.0.0.1:\(ports[2])",
+                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", stats[0],
+            ])))
+            CallFixtures.expectClean(processes, within: seconds + 10)
+            let talker = try CallFixtures.readStats(stats[0])
+            let sessions = (talker["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            #expect(Set(sessions) == Set([1, 2].map { Fingerprint(publicKey: devices[$0].identity.publicKey).description }), "\(sessions)")
+            for index in [1, 2] {
+                let listener = try CallFixtures.readStats(stats[index])
+                let heard = try CallFixtures.readWAV(outputs[index]).samples
+                let alignment = CallFixtures.align(input: input, output: heard, senderStats: talker, receiverStats: listener)
+                #expect(alignment.correlation > 0.8, "listener \(index): \(alignment.correlation)")
+                // The two listeners called each other too (the talker had left before they wrote this).
+                let peers = (listener["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+                #expect(peers == [Fingerprint(publicKey: devices[3 - index].identity.publicKey).description], "listener \(index): \(peers)")
+            }
+        }
+    }
+}

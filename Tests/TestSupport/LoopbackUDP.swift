@@ -1,0 +1,108 @@
+import Foundation
+
+/// A UDP socket on 127.0.0.1 for tests that act as a stranger on the LAN: sends raw
+/// datagrams and reads what comes back.
+public final class LoopbackUDP: @unchecked Sendable {
+    public let fd: Int32
+    public let port: Int
+
+    /// Binds `port` on loopback (0: any free one).
+    public init(port: Int = 0) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        self.fd = fd
+        var address = Self.address(port)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ bytes: [UInt8], to port: Int) {
+        var address = Self.address(port)
+        _ = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(fd, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    /// The next datagram and the port it came from, or nil after `timeout` seconds.
+    public func receive(timeout: Double) -> (bytes: [UInt8], fromPort: Int)? {
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var from = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let count = withUnsafeMutablePointer(to: &from) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
+        }
+        guard count >= 0 else { return nil }
+        return (Array(buffer[0..<count]), Int(UInt16(bigEndian: from.sin_port)))
+    }
+
+    static func address(_ port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return address
+    }
+}
+
+/// A man in the middle on loopback: peer A calls the forwarder's port, which passes every
+/// datagram on to peer B and B's answers back to A, and keeps a copy of each with its
+/// direction, for tests that replay, tamper with or inspect a real call's packets.
+public final class RecordingForwarder: @unchecked Sendable {
+    public struct Datagram: Sendable {
+        public let bytes: [UInt8]
+        public let towardB: Bool
+    }
+
+    public let socket = LoopbackUDP()
+    private let peerB: Int
+    private let lock = NSLock()
+    private var recorded: [Datagram] = []
+    private var peerA: Int?
+    private var running = true
+    private var thread: Thread?
+
+    public var port: Int { socket.port }
+
+    public init(toB peerB: Int) {
+        self.peerB = peerB
+        let thread = Thread { [unowned self] in self.forward() }
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    public var datagrams: [Datagram] { lock.withLock { recorded } }
+
+    public func stop() {
+        lock.withLock { running = false }
+        while thread?.isFinished == false { usleep(10_000) }
+    }
+
+    private func forward() {
+        while lock.withLock({ running }) {
+            guard let (bytes, from) = socket.receive(timeout: 0.1) else { continue }
+            let towardB = from != peerB
+            lock.withLock {
+                if towardB { peerA = from }
+                recorded.append(Datagram(bytes: bytes, towardB: towardB))
+            }
+            if towardB {
+                socket.send(bytes, to: peerB)
+            } else if let peerA = lock.withLock({ peerA }) {
+                socket.send(bytes, to: peerA)
+            }
+        }
+    }
+}
