@@ -345,7 +345,7 @@ final class NetworkLoop {
         let keys = encryption?.channel.peers ?? [:]
         let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
             PeerSnapshot(
-                address: peer.address.description, name: peer.name, origin: peer.origin.rawValue,
+                address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) }, origin: peer.origin.rawValue,
                 ssrc: peer.ssrc, talking: peer.talking,
                 secondsSinceHeard: peer.lastHeard.map { Double(now - min(now, $0)) / 1e9 },
                 roundTripMilliseconds: roundTrips[peer.address].map { Double($0) / 1e6 },

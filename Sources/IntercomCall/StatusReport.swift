@@ -1,4 +1,5 @@
 import Foundation
+import IntercomCore
 
 /// What `intercom status` shows of a running peer: the call's figures, and the settings and
 /// levels of the moment.
@@ -38,7 +39,11 @@ public struct StatusReport: Codable, Sendable {
 
     /// A few lines for a person.
     public var text: String {
-        var lines = ["\(name)  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
+        var lines = ["\(TerminalText.sanitized(name))  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
+        let security = call.security
+        lines.append(security.encrypted
+            ? "encrypted  this device \(security.fingerprint ?? "?")  handshakes \(security.handshakes)  rekeys \(security.rekeys)  refused: \(security.authFailPackets) unauthentic, \(security.replayPackets) replayed, \(security.untrustedHandshakes) not paired, \(security.rateLimited) rate-limited"
+            : "UNENCRYPTED: anyone on the LAN can listen")
         lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
         for (role, xruns, device) in [("microphone", "overruns", call.captureDevice), ("speaker", "underruns", call.playbackDevice)] {
             guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
@@ -47,7 +52,7 @@ public struct StatusReport: Codable, Sendable {
         if call.peers.isEmpty { lines.append("no peers") }
         let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
         for peer in call.peers {
-            var line = "peer \(peer.name ?? "?")  \(peer.address)  \(peer.origin)\(peer.talking ? "  talking" : "")"
+            var line = "peer \(TerminalText.sanitized(peer.name ?? "?"))  \(peer.address)\(peer.fingerprint.map { "  \($0)" } ?? "")  \(peer.origin)\(peer.talking ? "  talking" : "")"
             if let stream = peer.ssrc.flatMap({ streams[$0] }) {
                 let heard = max(1, stream.received + stream.lost)
                 line += String(format: "  loss %.1f%%  jitter %.1f ms  delay %.1f ms", Double(stream.lost) * 100 / Double(heard), stream.jitterMs, stream.currentDelayMs)

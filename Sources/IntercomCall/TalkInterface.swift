@@ -171,7 +171,7 @@ public final class TalkInterface: @unchecked Sendable {
             let state: StatusScreen.Peer.State = peer.talking || (stream?.level ?? 0) > 0.01
                 ? .talking : peer.secondsSinceHeard != nil ? .connected : .found
             return StatusScreen.Peer(
-                name: peer.name ?? peer.address, address: peer.address, state: state, level: StatusScreen.meterLevel(amplitude: stream?.level ?? 0),
+                name: peer.name ?? peer.address, address: peer.fingerprint.map { "\(peer.address)  \($0)" } ?? peer.address, state: state, level: StatusScreen.meterLevel(amplitude: stream?.level ?? 0),
                 lossPercent: heard > 0 ? Double(stream?.lost ?? 0) * 100 / Double(heard) : 0,
                 jitterMilliseconds: stream?.jitterMs ?? peer.reportedJitterMilliseconds ?? 0,
                 delayMilliseconds: stream?.currentDelayMs ?? 0, volume: Double(peer.ssrc.flatMap { volumes[$0] } ?? 1)
@@ -179,7 +179,9 @@ public final class TalkInterface: @unchecked Sendable {
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
         return StatusScreen(
-            name: call.configuration.name, address: "port \(call.localPort)", mode: call.configuration.mode,
+            name: call.configuration.name,
+            address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
+            mode: call.configuration.mode,
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
             keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: notice
         )
