@@ -69,7 +69,7 @@ struct Talk: AsyncParsableCommand {
 
     func writeStatistics(of call: Call) throws {
         if let path = run.statsJSON {
-            try call.statistics().jsonData().write(to: URL(fileURLWithPath: path))
+            try PrivateFile.writeOutput(path, Array(call.statistics().jsonData()))
         }
     }
 

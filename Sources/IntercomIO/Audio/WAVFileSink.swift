@@ -26,9 +26,12 @@ public final class WAVFileSink: AudioSink {
         self.path = path
         do {
             file = try FileDescriptor.open(
-                FilePath(path), .writeOnly, options: [.create, .truncate], permissions: [.ownerReadWrite, .groupRead, .otherRead]
+                // A conversation: readable by its owner only, and never written through a link.
+                FilePath(path), .writeOnly, options: [.create, .truncate, .noFollow, .closeOnExec], permissions: [.ownerReadWrite]
             )
             _ = try file!.writeAll(WAVCodec.header(sampleRate: VoiceFormat.sampleRate, channels: 1, dataBytes: 0))
+        } catch Errno.tooManySymbolicLinkLevels {
+            throw AudioEndpointError(endpoint: path, reason: "cannot write: it is a symbolic link, which intercom does not follow")
         } catch {
             throw AudioEndpointError(endpoint: path, reason: "cannot write: \(error)")
         }

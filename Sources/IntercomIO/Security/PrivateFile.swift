@@ -2,7 +2,25 @@ import Glibc
 
 /// Files that hold keys or the trusted list: created 0600, never through a symbolic link,
 /// replaced atomically (a temporary file renamed into place), read with a size bound.
-enum PrivateFile {
+public enum PrivateFile {
+    /// Writes an output the user asked for (statistics): created 0600, truncated if it is a
+    /// file, refused if it is a symbolic link.
+    public static func writeOutput(_ path: String, _ bytes: [UInt8]) throws(PrivateFileError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            let reason = errno == ELOOP ? "it is a symbolic link, which intercom does not follow" : String(cString: strerror(errno))
+            throw .failed(path: path, reason: reason)
+        }
+        defer { close(descriptor) }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw .failed(path: path, reason: String(cString: strerror(errno))) }
+            written += count
+        }
+    }
+
     /// Writes `bytes` to a new temporary file beside `path`, then links it to `path` only if
     /// nothing is there yet. Returns false when another process got there first.
     static func createExclusively(_ path: String, _ bytes: [UInt8]) throws(PrivateFileError) -> Bool {

@@ -6,7 +6,32 @@ import TestSupport
 
 @Suite struct FileEndpointTests {
     static func temporaryPath(_ name: String) -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("intercom-io-\(getpid())-\(name)").path
+        TestSupport.temporaryPath(name)
+    }
+
+    @Test func outputsAreTheOwnersAloneAndNeverWrittenThroughALink() throws {
+        let output = Self.temporaryPath("private.wav")
+        let sink = try WAVFileSink(path: output, frameSamples: 480)
+        sink.close()
+        var status = stat()
+        lstat(output, &status)
+        #expect(status.st_mode & 0o777 == 0o600)
+
+        // Someone else's file behind a link keeps its contents.
+        let victim = Self.temporaryPath("victim")
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+        let link = Self.temporaryPath("link.wav")
+        symlink(victim, link)
+        #expect(throws: AudioEndpointError.self) { try WAVFileSink(path: link, frameSamples: 480) }
+        let statsLink = Self.temporaryPath("stats-link.json")
+        symlink(victim, statsLink)
+        #expect(throws: PrivateFileError.self) { try PrivateFile.writeOutput(statsLink, Array("{}".utf8)) }
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+
+        let stats = Self.temporaryPath("stats.json")
+        try PrivateFile.writeOutput(stats, Array("{}".utf8))
+        lstat(stats, &status)
+        #expect(status.st_mode & 0o777 == 0o600)
     }
 
     @Test func sourceConvertsRateAndChannelsAndPacesInRealTime() throws {
