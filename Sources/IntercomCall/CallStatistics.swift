@@ -43,6 +43,8 @@ public struct CallStatistics: Codable, Sendable {
         public var wrongPayloadType = 0
         public var tooLarge = 0
         public var refusedPeer = 0
+        /// RTP whose SSRC belongs to another peer.
+        public var foreignSsrc = 0
         public var unsupportedHello = 0
         public var inboxFull = 0
         public var undecodable = 0
@@ -101,6 +103,7 @@ public struct CallStatistics: Codable, Sendable {
             wrongPayloadType: networkCounters.wrongPayloadType.load(ordering: .relaxed),
             tooLarge: networkCounters.tooLarge.load(ordering: .relaxed),
             refusedPeer: networkCounters.refusedPeer.load(ordering: .relaxed),
+            foreignSsrc: networkCounters.foreignSSRC.load(ordering: .relaxed),
             unsupportedHello: networkCounters.unsupportedHello.load(ordering: .relaxed),
             inboxFull: networkCounters.inboxFull.load(ordering: .relaxed),
             undecodable: playback.undecodable,

@@ -16,6 +16,8 @@ final class NetworkCounters: Sendable {
     /// RTP packets of streams not (yet) validated by their sequence numbers.
     let unvalidated = ManagedAtomic<Int>(0)
     let ownPackets = ManagedAtomic<Int>(0)
+    /// RTP packets with an SSRC that belongs to another peer (a hijack attempt, or a collision).
+    let foreignSSRC = ManagedAtomic<Int>(0)
     /// Sent datagrams and bytes, RTP and RTCP together.
     let datagramsSent = ManagedAtomic<Int>(0)
     let bytesSent = ManagedAtomic<Int>(0)

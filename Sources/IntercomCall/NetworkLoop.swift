@@ -25,9 +25,9 @@ final class NetworkLoop {
     let snapshot = Mutex(NetworkSnapshot())
 
     private var peers: PeerTable<SocketAddress>
-    private var receptions: [UInt32: ReceptionStatistics] = [:]
-    private var senderReports: [UInt32: ReceivedSenderReport] = [:]
-    private var sourceAddress: [UInt32: SocketAddress] = [:]
+    /// The sources we hear, each owned by the peer that sends it (its device key when
+    /// encrypted, else its address): bounded, and emptied as peers leave.
+    private var sources = SourceTable<[UInt8]>()
     private var roundTrips: [SocketAddress: UInt64] = [:]
     private var remoteReports: [SocketAddress: ReportBlock] = [:]
     private var sentSinceLastReport = false
@@ -62,7 +62,8 @@ final class NetworkLoop {
         while !stop.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
             if now >= nextReport {
-                for peer in peers.expire(now: now) { encryption?.forget(peer.address) }
+                for peer in peers.expire(now: now) { forgetPeer(at: peer.address) }
+                for source in sources.expire(now: now) { stopPlaying(source) }
                 encryption?.reloadTrustIfChanged()
                 sendReports(now: now)
                 nextReport = now + configuration.reportIntervalNanoseconds
@@ -97,11 +98,24 @@ final class NetworkLoop {
         }
     }
 
-    /// A peer said goodbye (BYE, or its mDNS service left): its session goes with it.
+    /// A peer said goodbye (BYE, or its mDNS service left): its session and reports go with it.
     private func leave(_ address: SocketAddress) {
         peers.saidGoodbye(address)
-        if peers.peers[address] == nil { encryption?.forget(address) }
+        if peers.peers[address] == nil { forgetPeer(at: address) }
     }
+
+    /// A peer left the table: nothing it told us may outlive it (its loss reports would pin FEC).
+    private func forgetPeer(at address: SocketAddress) {
+        encryption?.forget(address)
+        remoteReports[address] = nil
+        roundTrips[address] = nil
+        if encryption == nil { for source in sources.forget(owner: Self.owner(of: address)) { stopPlaying(source) } }
+        updateReportedLoss()
+    }
+
+    /// Who owns the streams of a datagram: its sender's device key in an encrypted call (which
+    /// only an authenticated packet may move to a new address), else its address.
+    private static func owner(of address: SocketAddress) -> [UInt8] { Array(address.description.utf8) }
 
     // MARK: Sessions
 
@@ -141,7 +155,11 @@ final class NetworkLoop {
 
     private func handle(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
         guard let encryption else {
-            if SecureDatagram.isSecure(bytes) { counters.malformed.wrappingIncrement(ordering: .relaxed) } else { sort(bytes, from: address, now: now) }
+            if SecureDatagram.isSecure(bytes) {
+                counters.malformed.wrappingIncrement(ordering: .relaxed)
+            } else {
+                sort(bytes, from: address, owner: Self.owner(of: address), now: now)
+            }
             return
         }
         guard SecureDatagram.isSecure(bytes) else {
@@ -149,8 +167,8 @@ final class NetworkLoop {
             return
         }
         switch encryption.receive(bytes, from: address, now: now) {
-        case .plaintext(_, let plaintext, _):
-            sort(plaintext[...], from: address, now: now)
+        case .plaintext(_, let plaintext, let key):
+            sort(plaintext[...], from: address, owner: key, now: now)
         case .handshake(let reply):
             if let reply { sendRaw(reply, to: address) }
         case .dropped:
@@ -159,7 +177,7 @@ final class NetworkLoop {
     }
 
     /// An RTP or RTCP datagram, authenticated if the call is encrypted.
-    private func sort(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
+    private func sort(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, owner: [UInt8], now: UInt64) {
         let datagram: Datagram
         do {
             datagram = try Datagram.classify(bytes)
@@ -170,12 +188,12 @@ final class NetworkLoop {
             return
         }
         switch datagram {
-        case .rtp(let packet): handleRTP(packet, from: address, now: now)
-        case .rtcp(let packets): handleRTCP(packets, from: address, now: now)
+        case .rtp(let packet): handleRTP(packet, from: address, owner: owner, now: now)
+        case .rtcp(let packets): handleRTCP(packets, from: address, owner: owner, now: now)
         }
     }
 
-    private func handleRTP(_ packet: RTPPacket, from address: SocketAddress, now: UInt64) {
+    private func handleRTP(_ packet: RTPPacket, from address: SocketAddress, owner: [UInt8], now: UInt64) {
         guard packet.payloadType == configuration.payloadType, !packet.payload.isEmpty else {
             counters.wrongPayloadType.wrappingIncrement(ordering: .relaxed)
             return
@@ -186,11 +204,14 @@ final class NetworkLoop {
         }
         // Only a stream whose sequence numbers follow on (RFC 3550's probation) is played:
         // random datagrams that happen to parse as RTP never are.
-        let validated = receptions[packet.ssrc, default: ReceptionStatistics(ssrc: packet.ssrc)]
-            .record(sequenceNumber: packet.sequenceNumber, rtpTimestamp: packet.timestamp, arrivalNanoseconds: now)
-        guard validated else {
+        switch sources.record(ssrc: packet.ssrc, owner: owner, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, now: now) {
+        case .recorded(validated: true):
+            break
+        case .recorded(validated: false), .full:
             counters.unvalidated.wrappingIncrement(ordering: .relaxed)
-            if receptions.count > PeerTableLimits.streams { receptions[packet.ssrc] = nil }
+            return
+        case .ownedByAnother:
+            counters.foreignSSRC.wrappingIncrement(ordering: .relaxed)
             return
         }
         // A stranger that sends a valid stream is a peer that was given our address: answer it.
@@ -200,7 +221,6 @@ final class NetworkLoop {
         }
         counters.rtpReceived.wrappingIncrement(ordering: .relaxed)
         peers.update(address) { $0.ssrc = packet.ssrc }
-        sourceAddress[packet.ssrc] = address
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
             marker: packet.marker, payload: packet.payload, arrivalTime: now
@@ -208,8 +228,10 @@ final class NetworkLoop {
         if !inbox.push(received) { counters.inboxFull.wrappingIncrement(ordering: .relaxed) }
     }
 
-    private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, now: UInt64) {
-        guard peers.heard(from: address, now: now) else {
+    private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, owner: [UInt8], now: UInt64) {
+        // In plain RTP, reports alone never make a stranger a peer (we would answer it with a
+        // stream); in an encrypted call they come from an authenticated session.
+        guard encryption != nil || peers.peers[address] != nil, peers.heard(from: address, now: now) else {
             counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
             return
         }
@@ -218,7 +240,7 @@ final class NetworkLoop {
         for packet in packets {
             switch packet {
             case .senderReport(let report):
-                senderReports[report.ssrc] = ReceivedSenderReport(ntpTimestamp: report.ntpTimestamp, arrivalNanoseconds: now)
+                sources.noteSenderReport(ssrc: report.ssrc, owner: owner, ReceivedSenderReport(ntpTimestamp: report.ntpTimestamp, arrivalNanoseconds: now))
                 noteReports(report.reportBlocks, from: address, arrival: arrival)
             case .receiverReport(let report):
                 noteReports(report.reportBlocks, from: address, arrival: arrival)
@@ -231,10 +253,10 @@ final class NetworkLoop {
                     }
                 }
             case .goodbye(let goodbye):
-                if goodbye.sources.contains(where: { sourceAddress[$0] == address || peers.peers[address]?.ssrc == $0 }) {
-                    for source in goodbye.sources { forget(source) }
-                    leave(address)
-                }
+                // Only a source's owner can say goodbye for it.
+                let own = goodbye.sources.filter { sources.forget(ssrc: $0, owner: owner) || peers.peers[address]?.ssrc == $0 }
+                for source in own { stopPlaying(source) }
+                if !own.isEmpty { leave(address) }
             case .application(let application):
                 guard application.name == PeerHello.applicationName else { continue }
                 do {
@@ -256,17 +278,20 @@ final class NetworkLoop {
     private func noteReports(_ blocks: [ReportBlock], from address: SocketAddress, arrival: NTPTimestamp) {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
-        // The encoder protects against the worst link among the peers.
-        let worst = remoteReports.values.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
-        capture.reportedLossPermille.store(worst, ordering: .relaxed)
         capture.lossReports.wrappingIncrement(ordering: .relaxed)
+        updateReportedLoss()
         if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
     }
 
-    private func forget(_ source: UInt32) {
-        receptions[source] = nil
-        senderReports[source] = nil
-        sourceAddress[source] = nil
+    /// The encoder protects against the worst link among the peers still in the call.
+    private func updateReportedLoss() {
+        let worst = remoteReports.values.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
+        capture.reportedLossPermille.store(worst, ordering: .relaxed)
+    }
+
+    /// A source left (BYE, silence, its peer gone): the playback thread stops playing it at once.
+    private func stopPlaying(_ source: UInt32) {
+        if !inbox.push(.goodbye(ssrc: source)) { counters.inboxFull.wrappingIncrement(ordering: .relaxed) }
     }
 
     // MARK: Sending
@@ -280,10 +305,7 @@ final class NetworkLoop {
     }
 
     private func sendReports(now: UInt64) {
-        let blocks = receptions.keys.sorted().compactMap { source -> ReportBlock? in
-            guard receptions[source]!.isValidated else { return nil }
-            return receptions[source]!.makeReportBlock(now: now, lastSenderReport: senderReports[source])
-        }
+        let blocks = sources.makeReportBlocks(now: now)
         let report: RTCPPacket
         if sentSinceLastReport {
             report = .senderReport(RTCPSenderReport(
@@ -360,12 +382,6 @@ final class NetworkLoop {
             $0.security = security
         }
     }
-}
-
-/// Bounds on what strangers can make the network thread keep.
-enum PeerTableLimits {
-    /// Streams on probation or playing; beyond this, unvalidated ones are forgotten.
-    static let streams = 64
 }
 
 /// A change in the peers that discovery sees, handed to the network thread.

@@ -43,6 +43,10 @@ final class PlaybackPipeline {
             let now = SystemClock.monotonicNanoseconds()
             while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
             while let packet = inbox.pop() {
+                if packet.isGoodbye {
+                    mixer.remove(ssrc: packet.ssrc)
+                    continue
+                }
                 mixer.insert(
                     ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
                     marker: packet.marker, payload: packet.payload, arrivalTime: packet.arrivalTime

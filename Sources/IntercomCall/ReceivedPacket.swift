@@ -9,4 +9,11 @@ struct ReceivedPacket: Sendable {
     let payload: [UInt8]
     /// Monotonic nanoseconds at which the datagram was read.
     let arrivalTime: UInt64
+
+    /// Not a packet: the source said goodbye or left, and its stream stops playing now.
+    var isGoodbye: Bool { payload.isEmpty }
+
+    static func goodbye(ssrc: UInt32) -> ReceivedPacket {
+        ReceivedPacket(ssrc: ssrc, sequenceNumber: 0, timestamp: 0, marker: false, payload: [], arrivalTime: 0)
+    }
 }

@@ -48,6 +48,11 @@ public final class StreamMixer {
         entries[index].gain = gain
     }
 
+    /// Stops playing a stream at once (its sender said goodbye or left): no concealment follows.
+    public func remove(ssrc: UInt32) {
+        entries.removeAll { $0.ssrc == ssrc }
+    }
+
     /// Routes a received packet to its stream, creating the stream for a new SSRC.
     public func insert(ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
         let index: Int

@@ -1,0 +1,108 @@
+/// The RTP sources a call hears, each owned by one peer (its address in plain RTP, its
+/// device key in an encrypted call), with its reception statistics and last sender report.
+///
+/// Everything in it is bounded: a few sources per owner, a fixed total, and each source leaves
+/// with its owner, on BYE, or after a silence. A stranger filling the table evicts its own
+/// entries and those still on probation first, never a validated source of another peer.
+public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
+    public struct Limits: Sendable {
+        /// Sources at once; a LAN call has a handful.
+        public var total = 64
+        /// Sources one owner may have: a peer that restarts comes back with a new SSRC while
+        /// its old one is still expiring.
+        public var perOwner = 2
+        /// A source silent this long has left.
+        public var silence: UInt64 = 5_000_000_000
+
+        public init() {}
+    }
+
+    public struct Source: Sendable {
+        public var reception: ReceptionStatistics
+        public let owner: Owner
+        public var lastHeard: UInt64
+        public var senderReport: ReceivedSenderReport?
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        /// Recorded; `validated` once its sequence numbers have followed on (RFC 3550's probation).
+        case recorded(validated: Bool)
+        /// The SSRC belongs to another peer: dropped.
+        case ownedByAnother
+        /// No room, and nothing that could be evicted for it.
+        case full
+    }
+
+    public let limits: Limits
+    public private(set) var sources: [UInt32: Source] = [:]
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Records an RTP packet of `ssrc` from `owner`.
+    public mutating func record(ssrc: UInt32, owner: Owner, sequenceNumber: UInt16, timestamp: UInt32, now: UInt64) -> Outcome {
+        if let existing = sources[ssrc], existing.owner != owner { return .ownedByAnother }
+        if sources[ssrc] == nil {
+            guard makeRoom(for: owner) else { return .full }
+            sources[ssrc] = Source(reception: ReceptionStatistics(ssrc: ssrc), owner: owner, lastHeard: now)
+        }
+        sources[ssrc]!.lastHeard = now
+        let validated = sources[ssrc]!.reception.record(sequenceNumber: sequenceNumber, rtpTimestamp: timestamp, arrivalNanoseconds: now)
+        return .recorded(validated: validated)
+    }
+
+    /// Keeps a sender report, only for a source of the owner that sends it.
+    public mutating func noteSenderReport(ssrc: UInt32, owner: Owner, _ report: ReceivedSenderReport) {
+        guard sources[ssrc]?.owner == owner else { return }
+        sources[ssrc]!.senderReport = report
+    }
+
+    public func owner(of ssrc: UInt32) -> Owner? { sources[ssrc]?.owner }
+
+    /// BYE: only an SSRC's own owner can make it leave.
+    @discardableResult
+    public mutating func forget(ssrc: UInt32, owner: Owner) -> Bool {
+        guard sources[ssrc]?.owner == owner else { return false }
+        sources[ssrc] = nil
+        return true
+    }
+
+    /// The owner left: its sources go with it. Returns their SSRCs.
+    @discardableResult
+    public mutating func forget(owner: Owner) -> [UInt32] {
+        let gone = sources.filter { $0.value.owner == owner }.map(\.key)
+        for ssrc in gone { sources[ssrc] = nil }
+        return gone
+    }
+
+    /// Drops sources silent for `limits.silence`; returns their SSRCs.
+    public mutating func expire(now: UInt64) -> [UInt32] {
+        let gone = sources.filter { now > $0.value.lastHeard && now - $0.value.lastHeard >= limits.silence }.map(\.key)
+        for ssrc in gone { sources[ssrc] = nil }
+        return gone
+    }
+
+    /// One RTCP report block per validated source, by SSRC (each block starts a new interval).
+    public mutating func makeReportBlocks(now: UInt64) -> [ReportBlock] {
+        sources.keys.sorted().compactMap { ssrc in
+            guard sources[ssrc]!.reception.isValidated else { return nil }
+            let lastSenderReport = sources[ssrc]!.senderReport
+            return sources[ssrc]!.reception.makeReportBlock(now: now, lastSenderReport: lastSenderReport)
+        }
+    }
+
+    private mutating func makeRoom(for owner: Owner) -> Bool {
+        let own = sources.filter { $0.value.owner == owner }
+        if own.count >= limits.perOwner, let oldest = own.min(by: { $0.value.lastHeard < $1.value.lastHeard }) {
+            sources[oldest.key] = nil
+        }
+        guard sources.count >= limits.total else { return true }
+        let probation = sources.filter { !$0.value.reception.isValidated }
+        if let oldest = probation.min(by: { $0.value.lastHeard < $1.value.lastHeard }) {
+            sources[oldest.key] = nil
+            return true
+        }
+        return false
+    }
+}
