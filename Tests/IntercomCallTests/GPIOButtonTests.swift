@@ -27,6 +27,8 @@ extension EndToEndTests {
                 configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: 480),
                 sink: NullSink(frameSamples: 480), logger: logger
             )
+            // Plain RTP: a peer that only sends reports is not answered unless named.
+            listener.addPeer(.loopbackIPv4(port: pi.localPort))
             let button = SimulatedGPIOLine()
             let (transmitLamp, receiveLamp) = (SimulatedGPIOLine(), SimulatedGPIOLine())
             let interface = TalkInterface(

@@ -20,6 +20,10 @@ public final class StreamMixer {
     private var entries: [Entry] = []
     private var limiter: SoftLimiter
     private var streamSamples: [Float] = []
+    /// The final figures of streams that ended (goodbye or silence), newest last, so that a
+    /// call's totals still count them; bounded, since strangers can start and end streams.
+    private var finished: [(ssrc: UInt32, statistics: JitterBufferStatistics)] = []
+    public static let finishedStreamsKept = 16
 
     /// Creates an empty mixer; `makeDecoderAndAdjuster` is called for each new SSRC, and may return nil to ignore that stream.
     public init(
@@ -37,9 +41,10 @@ public final class StreamMixer {
     /// SSRCs of the streams currently in the table, in order of creation.
     public var ssrcs: [UInt32] { entries.map(\.ssrc) }
 
-    /// Per stream, in order of creation: SSRC, statistics, RMS level of its last pulled chunk (after gain), playout rate ratio.
+    /// Per stream, in order of creation (the ended ones first, silent): SSRC, statistics, RMS
+    /// level of its last pulled chunk (after gain), playout rate ratio.
     public var streamStatistics: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] {
-        entries.map { ($0.ssrc, $0.stream.statistics, $0.level, $0.stream.playoutRateRatio) }
+        finished.map { ($0.ssrc, $0.statistics, 0, 1) } + entries.map { ($0.ssrc, $0.stream.statistics, $0.level, $0.stream.playoutRateRatio) }
     }
 
     /// Sets the gain of the stream with this SSRC; ignored when there is no such stream.
@@ -50,7 +55,15 @@ public final class StreamMixer {
 
     /// Stops playing a stream at once (its sender said goodbye or left): no concealment follows.
     public func remove(ssrc: UInt32) {
-        entries.removeAll { $0.ssrc == ssrc }
+        end { $0.ssrc == ssrc }
+    }
+
+    private func end(where shouldEnd: (Entry) -> Bool) {
+        for entry in entries where shouldEnd(entry) {
+            finished.append((entry.ssrc, entry.stream.statistics))
+        }
+        if finished.count > Self.finishedStreamsKept { finished.removeFirst(finished.count - Self.finishedStreamsKept) }
+        entries.removeAll(where: shouldEnd)
     }
 
     /// Routes a received packet to its stream, creating the stream for a new SSRC.
@@ -77,7 +90,7 @@ public final class StreamMixer {
 
     /// Fills `output` with the mix; allocates nothing beyond the decoders' output once its scratch buffer has grown to `output.count`.
     public func pull(into output: UnsafeMutableBufferPointer<Float>, now: UInt64) {
-        entries.removeAll { now > $0.lastArrival && now - $0.lastArrival >= idleTimeout && $0.stream.bufferedPacketCount == 0 }
+        end { now > $0.lastArrival && now - $0.lastArrival >= idleTimeout && $0.stream.bufferedPacketCount == 0 }
         output.update(repeating: 0)
         if streamSamples.count < output.count {
             streamSamples = Array(repeating: 0, count: output.count)

@@ -116,7 +116,10 @@ struct StreamMixerTests {
         #expect(tables[3_000 * millisecond] == [0xA, 0xB])
         #expect(tables[3_100 * millisecond] == [0xB])
         #expect(outputs[4 * second]!.allSatisfy { abs($0 - 0.5) < 1e-6 })
-        let statistics = mixer.streamStatistics.first!.statistics
+        let statistics = mixer.streamStatistics.last!.statistics
         #expect(statistics.lost == 0 && statistics.late == 0 && statistics.received == 240)
+        // The old stream's figures stay for the call's totals.
+        let ended = mixer.streamStatistics.first!
+        #expect(ended.ssrc == 0xA && ended.statistics.received == 200 && ended.level == 0)
     }
 }
