@@ -31,7 +31,7 @@ public final class CallDiscovery: @unchecked Sendable {
         discovery = try ServiceDiscovery(announcing: announcement) { event in
             switch event {
             case .appeared(let peer), .updated(let peer):
-                guard let address = Self.preferredAddress(of: peer) else { return }
+                guard !peer.isPairing, let address = Self.preferredAddress(of: peer) else { return }
                 guard Self.isPaired(peer, security: security) else {
                     if case .appeared = event {
                         logger.notice("peer found, not paired: not called", metadata: [

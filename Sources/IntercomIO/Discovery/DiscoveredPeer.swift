@@ -40,6 +40,8 @@ public struct DiscoveredPeer: Equatable, Sendable {
     public var protocolVersion: Int? { txt[ServiceAnnouncement.Key.version].flatMap { Int($0) } }
     /// The announced key fingerprint (a hint: only the handshake proves it); nil when absent.
     public var fingerprint: String? { txt[ServiceAnnouncement.Key.fingerprint] }
+    /// A device waiting to pair (`intercom pair`) rather than a call.
+    public var isPairing: Bool { txt[ServiceAnnouncement.Key.pairing] == "1" }
 
     /// The UDP port the service announced (every address carries it too).
     public var port: UInt16? { addresses.first?.port }

@@ -21,6 +21,8 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         /// The fingerprint of the device's key for an encrypted call; empty for `--unencrypted`.
         /// A hint for whom to call, never trust: the handshake proves the key.
         public static let fingerprint = "fp"
+        /// Present (`pair=1`) on a device waiting to pair (`intercom pair`), not on a call.
+        public static let pairing = "pair"
     }
 
     /// The service instance name: the peer's display name. Avahi may publish it as
@@ -32,6 +34,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
     public let frameMilliseconds: Int
     public let channel: String
     public let fingerprint: String
+    public let isPairing: Bool
     /// The TXT record, in the order published.
     public let txtEntries: [String]
 
@@ -43,7 +46,8 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         codec: String = "opus",
         frameMilliseconds: Int = 10,
         channel: String = "",
-        fingerprint: String = ""
+        fingerprint: String = "",
+        pairing: Bool = false
     ) throws(DiscoveryError) {
         guard !name.isEmpty, name.utf8.count <= Self.maximumNameBytes else {
             throw .invalidAnnouncement("the name '\(name)' must have 1 to \(Self.maximumNameBytes) bytes of UTF-8")
@@ -55,7 +59,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
             (Key.frameMilliseconds, String(frameMilliseconds)),
             (Key.channel, channel),
             (Key.fingerprint, fingerprint),
-        ]
+        ] + (pairing ? [(Key.pairing, "1")] : [])
         var entries: [String] = []
         for (key, value) in pairs {
             guard let entry = TXTRecord.entry(key: key, value: value) else {
@@ -70,6 +74,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         self.frameMilliseconds = frameMilliseconds
         self.channel = channel
         self.fingerprint = fingerprint
+        isPairing = pairing
         txtEntries = entries
     }
 }

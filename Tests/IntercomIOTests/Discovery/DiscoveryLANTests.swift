@@ -23,7 +23,7 @@ struct DiscoveryLANTests {
         #expect(max(bobAtAlice.afterSeconds, aliceAtBob.afterSeconds) < 2, "the goal is under 1 s; 2 s allows for a loaded machine")
 
         #expect(bobAtAlice.peer?.id == bob.peerID && bobAtAlice.peer?.id != nil)
-        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == 1)
+        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == 2)
         #expect(bobAtAlice.peer?.host == "h2.local")
         #expect(aliceAtBob.peer?.id == alice.peerID && aliceAtBob.peer?.port == 5004)
         // Over IPv4 and IPv6 (link-local, with its zone so that it can be dialled); the
@@ -55,14 +55,14 @@ struct DiscoveryLANTests {
 
         let browse = try lab.run(2, "avahi-browse", ["--resolve", "--parsable", "--terminate", "_intercom._udp"])
         #expect(browse.wait(seconds: 10) == 0)
-        // =;lan0;IPv4;alice\032kitchen;_intercom._udp;local;h1.local;10.77.0.1;5004;"v=1" "id=…" …
+        // =;lan0;IPv4;alice\032kitchen;_intercom._udp;local;h1.local;10.77.0.1;5004;"v=2" "id=…" …
         let resolved = browse.standardOutput.split(separator: "\n").filter { $0.hasPrefix("=;lan0;") && $0.contains(";alice\\032kitchen;_intercom._udp;local;h1.local;") }
         #expect(resolved.count == 2, "one sighting per IP version: \(browse.standardOutput)")
         for line in resolved {
             // avahi-browse may resolve either IP version's sighting to either of h1's addresses.
             let address = line.split(separator: ";")[7]
             #expect(address == lab.ipv4Address(1) || address.hasPrefix("fe80:"), "\(line)")
-            #expect(line.hasSuffix(";5004;\"v=1\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\""), "\(line)")
+            #expect(line.hasSuffix(";5004;\"v=2\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\" \"fp=\""), "\(line)")
         }
         #expect(alice.stop() == 0)
     }
@@ -203,7 +203,7 @@ struct DiscoveryLANTests {
         for (index, name) in names.enumerated() {
             let peer = try #require(peers.first { $0.name == name })
             #expect(peer.addresses.contains(lab.ipv4Address(index + 1)))
-            #expect(peer.port == 5004 && peer.version == 1)
+            #expect(peer.port == 5004 && peer.version == 2)
             #expect(peer.id == announcers[index].peerID)
             #expect((0..<30).contains(peer.lastSeenSecondsAgo))
         }
