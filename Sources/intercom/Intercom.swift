@@ -12,7 +12,7 @@ struct Intercom: AsyncParsableCommand {
             LAN by mDNS, or named with --peer HOST:PORT.
             """,
         subcommands: [
-            Talk.self, Daemon.self, Status.self, Peers.self, Paired.self, Unpair.self, Devices.self, ShowConfiguration.self,
+            Talk.self, Daemon.self, Status.self, Peers.self, Pair.self, Paired.self, Unpair.self, Devices.self, ShowConfiguration.self,
             Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self,
         ],
         defaultSubcommand: Talk.self

@@ -40,8 +40,9 @@ public struct DiscoveredPeer: Equatable, Sendable {
     public var protocolVersion: Int? { txt[ServiceAnnouncement.Key.version].flatMap { Int($0) } }
     /// The announced key fingerprint (a hint: only the handshake proves it); nil when absent.
     public var fingerprint: String? { txt[ServiceAnnouncement.Key.fingerprint] }
-    /// A device waiting to pair (`intercom pair`) rather than a call.
-    public var isPairing: Bool { txt[ServiceAnnouncement.Key.pairing] == "1" }
+    /// How the device waits to pair (`intercom pair`); nil for a call.
+    public var pairing: ServiceAnnouncement.Pairing? { txt[ServiceAnnouncement.Key.pairing].flatMap(ServiceAnnouncement.Pairing.init) }
+    public var isPairing: Bool { pairing != nil }
 
     /// The UDP port the service announced (every address carries it too).
     public var port: UInt16? { addresses.first?.port }

@@ -21,8 +21,14 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         /// The fingerprint of the device's key for an encrypted call; empty for `--unencrypted`.
         /// A hint for whom to call, never trust: the handshake proves the key.
         public static let fingerprint = "fp"
-        /// Present (`pair=1`) on a device waiting to pair (`intercom pair`), not on a call.
+        /// Present on a device waiting to pair (`intercom pair`), not on a call: `1` when it
+        /// printed its own code and only waits, `2` when it was given one and also looks.
         public static let pairing = "pair"
+    }
+
+    public enum Pairing: String, Sendable {
+        case waiting = "1"
+        case withCode = "2"
     }
 
     /// The service instance name: the peer's display name. Avahi may publish it as
@@ -34,7 +40,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
     public let frameMilliseconds: Int
     public let channel: String
     public let fingerprint: String
-    public let isPairing: Bool
+    public let pairing: Pairing?
     /// The TXT record, in the order published.
     public let txtEntries: [String]
 
@@ -47,7 +53,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         frameMilliseconds: Int = 10,
         channel: String = "",
         fingerprint: String = "",
-        pairing: Bool = false
+        pairing: Pairing? = nil
     ) throws(DiscoveryError) {
         guard !name.isEmpty, name.utf8.count <= Self.maximumNameBytes else {
             throw .invalidAnnouncement("the name '\(name)' must have 1 to \(Self.maximumNameBytes) bytes of UTF-8")
@@ -59,7 +65,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
             (Key.frameMilliseconds, String(frameMilliseconds)),
             (Key.channel, channel),
             (Key.fingerprint, fingerprint),
-        ] + (pairing ? [(Key.pairing, "1")] : [])
+        ] + (pairing.map { [(Key.pairing, $0.rawValue)] } ?? [])
         var entries: [String] = []
         for (key, value) in pairs {
             guard let entry = TXTRecord.entry(key: key, value: value) else {
@@ -74,7 +80,7 @@ public struct ServiceAnnouncement: Equatable, Sendable {
         self.frameMilliseconds = frameMilliseconds
         self.channel = channel
         self.fingerprint = fingerprint
-        isPairing = pairing
+        self.pairing = pairing
         txtEntries = entries
     }
 }

@@ -1,0 +1,152 @@
+import Foundation
+import IntercomCore
+import IntercomIO
+import IntercomSecurity
+import Logging
+
+/// `intercom pair`: one pairing run over UDP, found by mDNS or given an address. The waiting
+/// device prints a code and answers (`PairingResponder`); the joining one sends its hello to
+/// the waiting device (`PairingInitiator`). When both were given the same code, each waits and
+/// each looks: the one with the smaller fingerprint calls the other. Both store the other as
+/// trusted only after the key is confirmed.
+public final class PairingSession {
+    public struct Options: Sendable {
+        /// The code; nil: make one, print it and wait.
+        public var code: String?
+        /// The device to call, without discovery.
+        public var peer: SocketAddress?
+        public var port: Int = 5004
+        public var timeoutSeconds: Double = 120
+        public var name: String = defaultPeerName()
+        public var discovery = true
+
+        public init() {}
+    }
+
+    public enum Outcome: Equatable, Sendable {
+        case paired(name: String, fingerprint: String)
+        case wrongCode
+        case timedOut
+    }
+
+    private let identity: DeviceIdentity
+    private let store: TrustedDeviceStore
+    private let options: Options
+    private let say: @Sendable (String) -> Void
+    private let logger: Logger
+
+    public init(identity: DeviceIdentity, store: TrustedDeviceStore, options: Options, logger: Logger, say: @escaping @Sendable (String) -> Void) {
+        self.identity = identity
+        self.store = store
+        self.options = options
+        self.logger = logger
+        self.say = say
+    }
+
+    public func run() throws -> Outcome {
+        let socket = try Self.bind(port: options.port)
+        let poller = try Poller(watching: [socket])
+        let start = SystemClock.monotonicNanoseconds()
+        let deadline = start + UInt64(options.timeoutSeconds * 1e9)
+        let ownFingerprint = Fingerprint(publicKey: identity.publicKey)
+        let code = options.code ?? makePairingCode()
+        let waitsOnly = options.code == nil
+        if waitsOnly { say("code: \(code)") }
+
+        var responder = PairingResponder(code: code, staticKey: identity.publicKey, name: options.name, deadline: deadline)
+        var initiator: (exchange: PairingInitiator, target: SocketAddress, sentAt: UInt64)?
+        var discovery: ServiceDiscovery?
+        if options.peer == nil, options.discovery {
+            var generator = SystemRandomNumberGenerator()
+            let announcement = try ServiceAnnouncement(
+                name: options.name, port: socket.localPort, peerID: PeerID.random(using: &generator),
+                fingerprint: ownFingerprint.description, pairing: waitsOnly ? .waiting : .withCode)
+            discovery = try ServiceDiscovery(announcing: announcement, onEvent: { [logger] event in
+                if case .daemonUnavailable(let error) = event { logger.warning("\(error); give the other device with --peer HOST:PORT") }
+            })
+        }
+        defer { discovery?.stop() }
+        say(waitsOnly
+            ? "waiting \(Int(options.timeoutSeconds)) s for a device to pair with this code (this device: \(ownFingerprint), port \(socket.localPort))"
+            : "looking for the device to pair with (this device: \(ownFingerprint))")
+
+        var buffer = [UInt8](repeating: 0, count: 1_500)
+        while true {
+            let now = SystemClock.monotonicNanoseconds()
+            guard now < deadline else { return .timedOut }
+            if let code = options.code, initiator == nil, let target = target(discovery: discovery, own: ownFingerprint) {
+                initiator = (PairingInitiator(code: code, staticKey: identity.publicKey, name: options.name), target, 0)
+            }
+            if var current = initiator, now - min(now, current.sentAt) >= 500_000_000 {
+                // Repeated until the waiting device answers: the first datagram may be lost.
+                try? socket.send(current.exchange.hello, to: current.target)
+                current.sentAt = now
+                initiator = current
+            }
+            _ = try poller.wait(timeoutNanoseconds: min(deadline - now, 200_000_000))
+            while let (count, from) = try socket.receive(into: &buffer) {
+                let bytes = buffer[0..<count]
+                let arrived = SystemClock.monotonicNanoseconds()
+                if var current = initiator, from == current.target {
+                    let event = current.exchange.receive(bytes)
+                    initiator = current
+                    switch event {
+                    case .send(let reply):
+                        try? socket.send(reply, to: from)
+                        continue
+                    case .paired(let device): return try store(device)
+                    case .wrongCode: return .wrongCode
+                    // Not for the initiator: the other device may be calling us as well.
+                    case .ignored: break
+                    }
+                }
+                switch responder.receive(bytes, now: arrived) {
+                case .send(let reply):
+                    try? socket.send(reply, to: from)
+                case .paired(let device, let reply):
+                    try? socket.send(reply, to: from)
+                    return try store(device)
+                case .wrongCode(let reply, let left):
+                    try? socket.send(reply, to: from)
+                    say("a device at \(from) gave a wrong code; \(left) attempt\(left == 1 ? "" : "s") left")
+                    if left == 0 { return .wrongCode }
+                case .codeExhausted:
+                    return responder.isExhausted ? .wrongCode : .timedOut
+                case .ignored:
+                    break
+                }
+            }
+        }
+    }
+
+    /// Whom to call: the address given, else a device found waiting to pair. A device waiting
+    /// with its own code (`pair=1`) is always called; one given a code too (`pair=2`) only when
+    /// its fingerprint sorts after ours, so that exactly one of the two calls.
+    private func target(discovery: ServiceDiscovery?, own: Fingerprint) -> SocketAddress? {
+        if let peer = options.peer { return peer }
+        guard let discovery else { return nil }
+        let waiting = discovery.peers.filter { $0.isPairing && $0.fingerprint != own.description }
+            .sorted { $0.firstSeenNanoseconds < $1.firstSeenNanoseconds }
+        for peer in waiting {
+            let callsUs = peer.pairing == .withCode && (peer.fingerprint ?? "") < own.description
+            if !callsUs, let address = CallDiscovery.preferredAddress(of: peer) { return address }
+        }
+        return nil
+    }
+
+    private func store(_ device: PairedDevice) throws -> Outcome {
+        try store.add(TrustedDevice(name: TerminalText.sanitized(device.name), publicKey: device.publicKey, pairedAt: Date()))
+        return .paired(name: TerminalText.sanitized(device.name), fingerprint: Fingerprint(publicKey: device.publicKey).description)
+    }
+
+    /// The port asked for, or any free one when it is taken (a call may be running on it):
+    /// discovery announces whichever it is.
+    private static func bind(port: Int) throws -> UDPSocket {
+        guard (0...65535).contains(port) else { throw CallError.invalidPort(port) }
+        do {
+            return try UDPSocket(port: UInt16(port))
+        } catch {
+            return try UDPSocket(port: 0)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import IntercomCore
+import IntercomIO
+import IntercomSecurity
+import Testing
+import TestSupport
+
+extension EndToEndTests {
+    /// `intercom pair` between real processes, each with a state directory of its own.
+    @Suite struct PairingTests {
+        typealias Device = SecureCallTests.Device
+
+        /// Starts a device waiting to pair on `port` and reads the code it prints.
+        static func waiting(_ device: Device, port: Int, timeout: Int = 20) throws -> (ChildProcess, String) {
+            let process = try ChildProcess.intercom(["pair", "--port", "\(port)", "--name", "door", "--timeout", "\(timeout)"] + device.arguments)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                if let line = process.standardOutput.split(separator: "\n").first(where: { $0.hasPrefix("code: ") }) {
+                    return (process, String(line.dropFirst(6)))
+                }
+                usleep(50_000)
+            }
+            Issue.record("no code printed: \(process.standardOutput) \(process.standardError)")
+            return (process, "")
+        }
+
+        static func join(_ device: Device, code: String, port: Int) throws -> ChildProcess {
+            try ChildProcess.intercom(["pair", "--code", code, "--peer", "127.0.0.1:\(port)", "--name", "laptop", "--timeout", "10"] + device.arguments)
+        }
+
+        @Test func theRightCodePairsBothDevicesWhichThenHearEachOther() throws {
+            let (door, laptop) = (try Device("door"), try Device("laptop"))
+            let port = freeUDPPort()
+            let (waiter, code) = try Self.waiting(door, port: port)
+            #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+            let joiner = try Self.join(laptop, code: code, port: port)
+            #expect(joiner.wait(seconds: 15) == 0, "\(joiner.standardError)")
+            #expect(waiter.wait(seconds: 15) == 0, "\(waiter.standardError)")
+            let doorPrint = Fingerprint(publicKey: door.identity.publicKey).description
+            let laptopPrint = Fingerprint(publicKey: laptop.identity.publicKey).description
+            #expect(joiner.standardOutput.contains("paired with door (\(doorPrint))"), "\(joiner.standardOutput)")
+            #expect(waiter.standardOutput.contains("paired with laptop (\(laptopPrint))"), "\(waiter.standardOutput)")
+            #expect(try door.trusted.load().map(\.name) == ["laptop"])
+            #expect(try laptop.trusted.trustedKeys() == [door.identity.publicKey])
+
+            // The list survives restarts: a new process of each device calls the other.
+            let run = try SecureCallTests.call(speaker: laptop.arguments, listener: door.arguments)
+            #expect(SecureCallTests.correlation(run) > 0.8)
+            let paired = spawnAndWait([ChildProcess.intercomPath, "paired", "--json"] + door.arguments)
+            #expect(paired.output.contains("\"fingerprint\" : \"\(laptopPrint)\""), "\(paired.output)")
+        }
+
+        @Test func aWrongCodeFailsOnBothSidesStoresNothingAndThreeKillTheCode() throws {
+            let (door, laptop) = (try Device("door"), try Device("laptop"))
+            let port = freeUDPPort()
+            let (waiter, code) = try Self.waiting(door, port: port)
+            let wrong = String(format: "%06d", (Int(code)! + 1) % 1_000_000)
+            for attempt in 1...3 {
+                let joiner = try Self.join(laptop, code: wrong, port: port)
+                #expect(joiner.wait(seconds: 15) == 77, "attempt \(attempt): \(joiner.standardError)")
+                #expect(joiner.standardError.contains("wrong code"))
+            }
+            #expect(waiter.wait(seconds: 15) == 77, "\(waiter.standardOutput) \(waiter.standardError)")
+            #expect(waiter.standardOutput.contains("wrong code; 2 attempts left"), "\(waiter.standardOutput)")
+            #expect(try door.trusted.load().isEmpty && laptop.trusted.load().isEmpty)
+            // The right code is no use now: nobody answers it.
+            let late = try Self.join(laptop, code: code, port: port)
+            #expect(late.wait(seconds: 15) == 75)
+        }
+
+        @Test func bothDevicesGivenTheSameCodePairAndAnUnansweredCodeTimesOut() throws {
+            let (a, b) = (try Device("a"), try Device("b"))
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let first = try ChildProcess.intercom(["pair", "--code", "424242", "--port", "\(portA)", "--peer", "127.0.0.1:\(portB)", "--timeout", "10"] + a.arguments)
+            let second = try ChildProcess.intercom(["pair", "--code", "424242", "--port", "\(portB)", "--peer", "127.0.0.1:\(portA)", "--timeout", "10"] + b.arguments)
+            #expect(first.wait(seconds: 15) == 0, "\(first.standardError)")
+            #expect(second.wait(seconds: 15) == 0, "\(second.standardError)")
+            #expect(try a.trusted.trustedKeys() == [b.identity.publicKey] && b.trusted.trustedKeys() == [a.identity.publicKey])
+
+            let lonely = try ChildProcess.intercom(["pair", "--port", "\(freeUDPPort())", "--timeout", "1"] + a.arguments)
+            #expect(lonely.wait(seconds: 10) == 75)
+            let usage = try ChildProcess.intercom(["pair", "--code", "12ab56"] + a.arguments)
+            #expect(usage.wait(seconds: 10) == 64)
+        }
+    }
+}
