@@ -1,4 +1,5 @@
 import Atomics
+import Foundation
 import IntercomCore
 import IntercomDSP
 import IntercomIO
@@ -135,6 +136,15 @@ public final class Call: @unchecked Sendable {
         for thread in threads { thread.join() }
         threads.removeAll()
         sink.close()
+        // Paired devices heard in this call were seen now (`intercom paired`).
+        if let security = configuration.security {
+            let seen = network.snapshot.withLock { $0.devicesSeen }
+            do {
+                try security.trustedDevices.markSeen(seen.subtracting([security.identity.publicKey]), at: Date())
+            } catch {
+                logger.warning("could not note when paired devices were last seen: \(error)")
+            }
+        }
     }
 
     /// Figures for the stats file and status displays.

@@ -34,6 +34,8 @@ final class NetworkLoop {
     private var lastSentPackets = 0
     private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
     private let encryption: CallEncryption?
+    /// The device keys we had a session with during the call (for `paired`'s last seen).
+    private var devicesSeen: Set<[UInt8]> = []
     private var nextSessionUpkeep: UInt64 = 0
 
     /// A datagram larger than this is not ours: RTP/Opus packets stay well below a LAN MTU.
@@ -365,6 +367,7 @@ final class NetworkLoop {
     private func publish() {
         let now = SystemClock.monotonicNanoseconds()
         let keys = encryption?.channel.peers ?? [:]
+        devicesSeen.formUnion(keys.values)
         let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
             PeerSnapshot(
                 address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) }, origin: peer.origin.rawValue,
@@ -377,9 +380,11 @@ final class NetworkLoop {
             )
         }
         let security = encryption?.statistics ?? .unencrypted
+        let seen = devicesSeen
         snapshot.withLock {
             $0.peers = rows
             $0.security = security
+            $0.devicesSeen = seen
         }
     }
 }
@@ -398,6 +403,7 @@ public enum PeerDirectoryChange: Sendable {
 public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
+    var devicesSeen: Set<[UInt8]> = []
 }
 
 public struct PeerSnapshot: Sendable, Codable {

@@ -48,6 +48,7 @@ extension EndToEndTests {
             #expect(SecureCallTests.correlation(run) > 0.8)
             let paired = spawnAndWait([ChildProcess.intercomPath, "paired", "--json"] + door.arguments)
             #expect(paired.output.contains("\"fingerprint\" : \"\(laptopPrint)\""), "\(paired.output)")
+            #expect(try door.trusted.load().first?.lastSeen != nil, "the call noted when the laptop was last seen")
         }
 
         @Test func aWrongCodeFailsOnBothSidesStoresNothingAndThreeKillTheCode() throws {
