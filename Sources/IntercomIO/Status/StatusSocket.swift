@@ -30,10 +30,7 @@ public final class StatusSocket: @unchecked Sendable {
         self.path = path
         self.respond = respond
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !folder.isEmpty {
-            mkdir(folder, 0o700)
-            chmod(folder, 0o700)
-        }
+        if !folder.isEmpty { try Self.prepare(folder: folder, socket: path) }
         guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
             throw StatusSocketError(path: path, operation: "bind", code: ENAMETOOLONG)
         }
@@ -62,6 +59,20 @@ public final class StatusSocket: @unchecked Sendable {
     }
 
     deinit { stop() }
+
+    /// Creates the socket's folder (0700) if it is missing; an existing one keeps its mode (it
+    /// may be systemd's `RuntimeDirectory=` or a shared one such as /tmp), but one that others
+    /// may write is used only if it is sticky and whatever is at `socket` is ours.
+    static func prepare(folder: String, socket: String) throws(StatusSocketError) {
+        if mkdir(folder, 0o700) != 0, errno != EEXIST { throw StatusSocketError(path: folder, operation: "mkdir", code: errno) }
+        var status = stat()
+        guard lstat(folder, &status) == 0 else { throw StatusSocketError(path: folder, operation: "stat", code: errno) }
+        guard status.st_mode & S_IFMT == S_IFDIR else { throw StatusSocketError(path: folder, operation: "use", code: ENOTDIR) }
+        guard status.st_mode & 0o022 != 0 else { return }
+        var existing = stat()
+        let ours = lstat(socket, &existing) != 0 || existing.st_uid == geteuid()
+        guard status.st_mode & S_ISVTX != 0, ours else { throw StatusSocketError(path: folder, operation: "use (others may write to it)", code: EPERM) }
+    }
 
     /// Stops answering and removes the socket file.
     public func stop() {
