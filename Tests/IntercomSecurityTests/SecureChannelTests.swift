@@ -176,6 +176,24 @@ struct SecureChannelTests {
         #expect(pair.a.sessionCount <= 2 && pair.b.sessionCount <= 2, "replaced sessions are let go")
     }
 
+    @Test func replayedHandshakeMessagesNeverReplaceTheLiveSession() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let handshake = pair.wire.filter { (1...3).contains($0.bytes.first ?? 0) }
+        // Every handshake message of the call, sent again to both sides, from both addresses.
+        for datagram in handshake {
+            for (to, from) in [("a", "b"), ("b", "a"), ("b", "attacker")] {
+                if to == "a" { _ = pair.a.receive(datagram.bytes[...], from: from, now: pair.now) }
+                else { _ = pair.b.receive(datagram.bytes[...], from: from, now: pair.now) }
+            }
+        }
+        #expect(pair.a.counters.handshakes == 1 && pair.b.counters.handshakes == 1)
+        #expect(pair.a.counters.rekeys == 0 && pair.b.counters.rekeys == 0)
+        let toB = try pair.send("still the same session", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("still the same session".utf8)])
+        #expect(pair.b.peers["a"] == pair.aKey && pair.b.peers["attacker"] == nil)
+    }
+
     @Test func onlyAnAuthenticatedPacketMovesASessionToANewAddress() throws {
         var pair = ChannelPair()
         pair.connect()
