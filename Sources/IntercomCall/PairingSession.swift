@@ -9,10 +9,12 @@ import Logging
 /// the waiting device (`PairingInitiator`). When both were given the same code, each waits and
 /// each looks: the one with the smaller fingerprint calls the other. Both store the other as
 /// trusted only after the key is confirmed.
-public final class PairingSession {
+public final class PairingSession: Sendable {
     public struct Options: Sendable {
-        /// The code; nil: make one, print it and wait.
+        /// The code; nil: make one (or use `waitingCode`), print it and wait.
         public var code: String?
+        /// The code to wait with, made by the caller (a daemon that already told it).
+        public var waitingCode: String?
         /// The device to call, without discovery.
         public var peer: SocketAddress?
         public var port: Int = 5004
@@ -49,7 +51,7 @@ public final class PairingSession {
         let start = SystemClock.monotonicNanoseconds()
         let deadline = start + UInt64(options.timeoutSeconds * 1e9)
         let ownFingerprint = Fingerprint(publicKey: identity.publicKey)
-        let code = options.code ?? makePairingCode()
+        let code = options.code ?? options.waitingCode ?? makePairingCode()
         let waitsOnly = options.code == nil
         if waitsOnly { say("code: \(code)") }
 

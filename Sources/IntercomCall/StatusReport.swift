@@ -24,7 +24,8 @@ public struct StatusReport: Codable, Sendable {
     }
 
     /// The reply to one status-socket request.
-    public static func reply(to request: String, call: Call) -> String {
+    public static func reply(to request: String, call: Call, pairing: DaemonPairing? = nil) -> String {
+        if let answer = pairing?.reply(to: request) { return answer }
         switch request {
         case "status", "status json":
             let encoder = JSONEncoder()
@@ -33,7 +34,7 @@ public struct StatusReport: Codable, Sendable {
             guard let data = try? encoder.encode(StatusReport(call: call)) else { return "error: cannot encode the status\n" }
             return String(decoding: data, as: UTF8.self) + "\n"
         default:
-            return "error: unknown request '\(request.prefix(40))'; try 'status'\n"
+            return "error: unknown request '\(TerminalText.sanitized(request.prefix(40)))'; try 'status'\n"
         }
     }
 

@@ -11,7 +11,8 @@ struct Daemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run headless (systemd, a Raspberry Pi): voice activation or a talk button, and a status socket.",
         discussion: """
-            Talks in VOX mode unless --mode or a talk button (--ptt-device) says otherwise. Answers \
+            Talks in VOX mode unless --mode or a talk button (--ptt-device) says otherwise. Pairs its \
+            own identity when 'intercom pair' asks it to over the status socket. Answers \
             'intercom status' on a Unix socket (\(StatusSocket.defaultPath)). SIGTERM leaves the \
             call cleanly; SIGHUP re-reads the configuration file and applies the mode, the VOX \
             threshold and new peers without dropping the call.
@@ -37,7 +38,8 @@ struct Daemon: AsyncParsableCommand {
         talkCommand.warnIfUnencrypted(logger: logger)
         let discovery = talkCommand.startDiscovery(for: call, logger: logger)
         defer { discovery?.stop() }
-        let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call) }
+        let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
+        let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call, pairing: pairing) }
         defer { status.stop() }
         let reload = installReloadHandler(call: call, logger: logger)
         defer { reload.cancel() }

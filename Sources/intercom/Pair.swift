@@ -33,6 +33,9 @@ struct Pair: ParsableCommand {
     @Option(help: ArgumentHelp("The name the other device stores for this one.", valueName: "NAME"))
     var name: String?
 
+    @Option(help: ArgumentHelp("A running daemon's status socket: without --state-dir, a daemon found there pairs its own identity.", valueName: "PATH"))
+    var socket = StatusSocket.defaultPath
+
     @OptionGroup(title: "Identity") var identity: IdentityOptions
 
     func validate() throws {
@@ -45,6 +48,10 @@ struct Pair: ParsableCommand {
     }
 
     func run() throws {
+        // Where a daemon runs, it is the daemon's identity that pairs (unless --state-dir says whose).
+        if identity.stateDirectory == nil, peer == nil, access(socket, F_OK) == 0 {
+            return try pairDaemon()
+        }
         var options = PairingSession.Options()
         options.code = code
         options.peer = try peer.map { text in
@@ -61,7 +68,11 @@ struct Pair: ParsableCommand {
             identity: try identity.identity(), store: try identity.trustedDevices(), options: options,
             logger: makeLogger(verbose: false)
         ) { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-        switch try session.run() {
+        try report(try session.run())
+    }
+
+    private func report(_ outcome: PairingSession.Outcome) throws {
+        switch outcome {
         case .paired(let name, let fingerprint):
             print("paired with \(name) (\(fingerprint))")
         case .wrongCode:
@@ -71,5 +82,36 @@ struct Pair: ParsableCommand {
             FileHandle.standardError.write(Data("intercom: no device paired within \(Int(timeout)) s\n".utf8))
             throw ExitCode(75)
         }
+    }
+
+    /// Asks the daemon at `socket` to pair, and follows its progress.
+    private func pairDaemon() throws {
+        func ask(_ request: String) throws -> String {
+            do {
+                return try StatusSocket.ask(request, path: socket).trimmingCharacters(in: .whitespacesAndNewlines)
+            } catch {
+                FileHandle.standardError.write(Data("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or pair another identity with --state-dir\n".utf8))
+                throw ExitCode(69)
+            }
+        }
+        let started = try ask(code.map { "pair \($0)" } ?? "pair")
+        guard !started.hasPrefix("error") else { throw ValidationError("the daemon answered: \(started)") }
+        let say = { (line: String) in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        say("pairing the running daemon (\(socket))")
+        if started.hasPrefix("code: ") { say(started) }
+        let deadline = Date().addingTimeInterval(PairingSession.Options().timeoutSeconds + 10)
+        while Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.25)
+            let result = try ask("pair result")
+            if result == "waiting" { continue }
+            if result.hasPrefix("paired ") {
+                let parts = result.dropFirst(7).split(separator: " ", maxSplits: 1)
+                return try report(.paired(name: parts.count > 1 ? String(parts[1]) : "?", fingerprint: String(parts.first ?? "")))
+            }
+            if result == "wrong code" { return try report(.wrongCode) }
+            if result == "timed out" { return try report(.timedOut) }
+            throw ValidationError("the daemon answered: \(result)")
+        }
+        try report(.timedOut)
     }
 }

@@ -69,6 +69,35 @@ extension EndToEndTests {
             #expect(late.wait(seconds: 15) == 75)
         }
 
+        @Test func aRunningDaemonPairsItsOwnIdentityThroughItsStatusSocket() throws {
+            let (pi, laptop) = (try Device("pi"), try Device("laptop"))
+            let socket = temporaryPath("pair-status.sock")
+            let daemon = try ChildProcess.intercom(["daemon", "--status-socket", socket, "--no-discovery", "--port", "\(freeUDPPort())",
+                                                    "--input-file", try SpeechFixture.wavFile(SpeechFixture.sentence).path,
+                                                    "--output-file", temporaryPath("pi.wav"), "--duration", "20"] + pi.arguments)
+            defer { daemon.signal(SIGTERM) }
+            var started = Date()
+            while access(socket, F_OK) != 0, Date().timeIntervalSince(started) < 10 { usleep(50_000) }
+            // No --state-dir: the daemon's identity pairs, not this user's.
+            let asker = try ChildProcess.intercom(["pair", "--socket", socket])
+            var code = "", port = ""
+            started = Date()
+            while (code.isEmpty || port.isEmpty), Date().timeIntervalSince(started) < 10 {
+                code = asker.standardOutput.split(separator: "\n").first { $0.hasPrefix("code: ") }.map { String($0.dropFirst(6)) } ?? ""
+                if let range = daemon.standardError.range(of: #"port (\d+)\)"#, options: .regularExpression) {
+                    port = String(daemon.standardError[range].dropFirst(5).dropLast())
+                }
+                usleep(50_000)
+            }
+            #expect(code.count == 6 && !port.isEmpty, "\(asker.standardOutput) \(daemon.standardError)")
+            let joiner = try Self.join(laptop, code: code, port: Int(port) ?? 0)
+            #expect(joiner.wait(seconds: 15) == 0, "\(joiner.standardError)")
+            #expect(asker.wait(seconds: 15) == 0, "\(asker.standardOutput) \(asker.standardError)")
+            #expect(asker.standardOutput.contains("paired with laptop"), "\(asker.standardOutput)")
+            #expect(try pi.trusted.trustedKeys() == [laptop.identity.publicKey])
+            #expect(try laptop.trusted.trustedKeys() == [pi.identity.publicKey])
+        }
+
         @Test func bothDevicesGivenTheSameCodePairAndAnUnansweredCodeTimesOut() throws {
             let (a, b) = (try Device("a"), try Device("b"))
             let (portA, portB) = (freeUDPPort(), freeUDPPort())

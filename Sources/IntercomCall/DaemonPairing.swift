@@ -1,0 +1,85 @@
+import Foundation
+import IntercomIO
+import IntercomSecurity
+import Logging
+import Synchronization
+
+/// Pairing on behalf of a running daemon, asked for over its status socket by `intercom pair`
+/// (so that a headless device pairs its own identity, not that of whoever typed the command
+/// over ssh). One run at a time, on a thread of its own; the daemon's call goes on.
+///
+/// Requests: `pair` (make a code, wait), `pair CODE` (find a waiting device), `pair result`.
+public final class DaemonPairing: Sendable {
+    private let identity: DeviceIdentity
+    private let store: TrustedDeviceStore
+    private let name: String
+    private let logger: Logger
+    private let state = Mutex<State>(.idle)
+
+    private enum State {
+        case idle
+        case running(code: String?)
+        case finished(PairingSession.Outcome)
+        case failed(String)
+    }
+
+    public init(security: CallSecurity, name: String, logger: Logger) {
+        identity = security.identity
+        store = security.trustedDevices
+        self.name = name
+        self.logger = logger
+    }
+
+    /// The reply to a `pair…` request, or nil if `request` is not one.
+    public func reply(to request: String) -> String? {
+        let words = request.split(separator: " ")
+        guard words.first == "pair" else { return nil }
+        if words.count == 2, words[1] == "result" { return result() }
+        guard words.count <= 2 else { return "error: pair takes at most a code\n" }
+        let code = words.count == 2 ? String(words[1]) : nil
+        if let code, code.count != 6 || !code.allSatisfy({ $0.isASCII && $0.isNumber }) { return "error: a code is six digits\n" }
+        return start(code: code)
+    }
+
+    private func start(code: String?) -> String {
+        let printed = code == nil ? makePairingCode() : nil
+        let started = state.withLock { state -> Bool in
+            if case .running = state { return false }
+            state = .running(code: printed)
+            return true
+        }
+        guard started else { return "error: a pairing is already running\n" }
+        var options = PairingSession.Options()
+        options.code = code
+        options.waitingCode = printed
+        options.port = 0
+        options.name = name
+        let session = PairingSession(identity: identity, store: store, options: options, logger: logger) { [logger] line in
+            logger.notice("pairing: \(line)")
+        }
+        let thread = Thread { [self] in
+            let outcome: State
+            do {
+                outcome = .finished(try session.run())
+            } catch {
+                outcome = .failed("\(error)")
+            }
+            state.withLock { $0 = outcome }
+        }
+        thread.start()
+        return printed.map { "code: \($0)\n" } ?? "looking\n"
+    }
+
+    private func result() -> String {
+        state.withLock { state in
+            switch state {
+            case .idle: "error: no pairing was asked for\n"
+            case .running: "waiting\n"
+            case .finished(.paired(let name, let fingerprint)): "paired \(fingerprint) \(name)\n"
+            case .finished(.wrongCode): "wrong code\n"
+            case .finished(.timedOut): "timed out\n"
+            case .failed(let reason): "error: \(reason)\n"
+            }
+        }
+    }
+}
