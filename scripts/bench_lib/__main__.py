@@ -119,7 +119,8 @@ def main():
         ctx["drift_seconds"] = drift_seconds
     file_links = ["clean"] if args.quick else LINKS
     lab_impls = ["ours", "gstreamer"] + ([] if "trx" in missing else ["trx"])
-    file_configs = [("ours-10ms", 10), ("ours-20ms", 20), ("gstreamer", None)]
+    file_configs = [("ours-10ms", 10, ()), ("ours-20ms", 20, ()), ("ours-10ms-unencrypted", 10, ("--unencrypted",)),
+                    ("gstreamer", None, ())]
     ctx.update(lab_links=lab_links, file_links=file_links)
     lab_results, file_results, extras = {}, {}, {}
     drift_runs = []
@@ -149,13 +150,13 @@ def main():
                     lab_results[(link, impl)] = dict(error=f"{type(e).__name__}: {e}")
 
         for link in file_links:
-            for impl, frame in file_configs:
+            for impl, frame, extra in file_configs:
                 tag = f"file-{link}-{impl}"
                 stamp(tag)
                 try:
                     if frame:
                         r = runs.run_ours(binary, workdir, tag, program_path, program_seconds, f"{link},seed={SEED}",
-                                          frame, ports)
+                                          frame, ports, extra=extra)
                     else:
                         r = runs.run_gst(binary, workdir, tag, program, f"{link},seed={SEED}", ports)
                     file_results[(link, impl)] = analyse(r, program, clicks, spans, impl)
@@ -182,6 +183,7 @@ def main():
         signals.write_wav(talk_path, talk)
         duplex = {}
         variants = [("ours", ()), ("ours-no-aec-denoise", ("--no-aec", "--no-denoise")), ("ours-dtx", ("--dtx",)),
+                    ("ours-unencrypted", ("--unencrypted",)),
                     ("gstreamer", ())] + ([] if "trx" in missing else [("trx", ())])
         for name, extra in (variants[:1] + variants[-1:] if args.smoke else variants):
             stamp(f"full duplex, CPU and bytes: {name}")

@@ -24,7 +24,8 @@ def ratio(a, b):
 
 LAB_LABEL = {"ours": "intercom (10 ms frames, AEC + denoise + AGC on)", "trx": "trx", "gstreamer": "GStreamer"}
 LAB_SHORT = {"ours": "intercom", "trx": "trx", "gstreamer": "GStreamer"}
-FILE_LABEL = {"ours-10ms": "intercom, 10 ms frames", "ours-20ms": "intercom, 20 ms frames", "gstreamer": "GStreamer"}
+FILE_LABEL = {"ours-10ms": "intercom, 10 ms frames", "ours-20ms": "intercom, 20 ms frames",
+              "ours-10ms-unencrypted": "intercom, 10 ms, `--unencrypted`", "gstreamer": "GStreamer"}
 FRAME_MS = 10
 
 
@@ -454,7 +455,8 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
     w("| peer | CPU s per s (A / B) | peak RSS, MB (each process) | A's stream talking: datagrams/s, bytes/datagram, kb/s | silent: datagrams/s, bytes/datagram, kb/s |")
     w("|---|---|---|---|---|")
     names = {"ours": "intercom, AEC + denoise + AGC on", "ours-no-aec-denoise": "intercom, `--no-aec --no-denoise`",
-             "ours-dtx": "intercom, `--dtx`", "trx": "trx (`tx` + `rx`)", "gstreamer": "GStreamer (two pipelines)"}
+             "ours-dtx": "intercom, `--dtx`", "ours-unencrypted": "intercom, `--unencrypted`",
+             "trx": "trx (`tx` + `rx`)", "gstreamer": "GStreamer (two pipelines)"}
     for k, label in names.items():
         d = duplex.get(k)
         if d is None:
@@ -473,6 +475,7 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
     w("Silence in the lab is digital zeros from the null sink's monitor; a real microphone's noise floor may keep DTX "
       "from engaging as often.")
     w("")
+    _encryption_cost(w, duplex, file_results, file_links)
 
     # ---------------- discovery
     w("## Discovery")
@@ -494,6 +497,29 @@ def write(path, root, ctx, lab_results, file_results, extras, lab_links, file_li
 
     _method(w, ctx, file_results)
     path.write_text("\n".join(L))
+
+
+def _encryption_cost(w, duplex, file_results, file_links):
+    """What encryption (the default) costs against `--unencrypted`, from this run's figures."""
+    on, off = duplex.get("ours", {}), duplex.get("ours-unencrypted", {})
+    w("**What encryption costs.** Calls are encrypted by default (Noise handshake, then ChaCha20-Poly1305 per packet, "
+      "constrained VBR); the rows above compare them with `--unencrypted`.")
+    w("")
+    if "A" in on and "A" in off:
+        cpu_on = (on["A"]["cpu"] + on["B"]["cpu"]) / 2
+        cpu_off = (off["A"]["cpu"] + off["B"]["cpu"]) / 2
+        extra = on["talking"].get("bytes_per_datagram", float("nan")) - off["talking"].get("bytes_per_datagram", float("nan"))
+        w(f"- CPU per peer: {cpu_on:.4f} s/s encrypted, {cpu_off:.4f} unencrypted ({ratio(cpu_on, cpu_off)} ×).")
+        w(f"- Bytes per datagram while talking: {f(extra)} more encrypted (the 16-byte frame header and the 16-byte tag "
+          "are 32; constrained VBR moves the rest).")
+    else:
+        w(f"- Not measured: {on.get('error') or off.get('error') or 'a variant did not run'}.")
+    rows = [(link, file_results.get((link, "ours-10ms"), {}).get("pesq"), file_results.get((link, "ours-10ms-unencrypted"), {}).get("pesq"))
+            for link in file_links]
+    rows = [(link, a, b) for link, a, b in rows if a is not None and b is not None]
+    if rows:
+        w("- PESQ-WB file to file, encrypted / unencrypted: " + "; ".join(f"{link} {a:.2f} / {b:.2f}" for link, a, b in rows) + ".")
+    w("")
 
 
 def _per_link_rows(w, results, links, impls, labels, lab, header=False):
