@@ -92,7 +92,7 @@ extension EndToEndTests {
             let sent = CallFixtures.int(paired.speaker, "sent_packets")
             let unsent = paired.security(paired.speaker, "unsent_no_session")
             #expect(CallFixtures.int(paired.listener, "received") >= sent - unsent - 2, "sent \(sent), \(unsent) before the session")
-            #expect(unsent < 50, "the session came up within half a second")
+            #expect(unsent < 200, "the session came up within two seconds of the call's start")
             #expect((paired.listener["security"] as? [String: Any])?["encrypted"] as? Bool == true)
             // The caller names its peer by the key's fingerprint (the listener's session ended with the
             // caller's goodbye before it wrote its figures).
@@ -170,6 +170,7 @@ extension EndToEndTests {
             var receivedBytes = 0
             var answers = 0
             var floodSent = 0
+            var floodSeconds = 0.0
             let run = try Self.call(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort) { _ in
                 usleep(800_000)
                 // What drew a stream from an open intercom: a 4-byte RTCP packet, a plain RTP stream, a hello.
@@ -198,13 +199,19 @@ extension EndToEndTests {
                     receivedBytes += reply.bytes.count
                     answers += 1
                 }
+                floodSeconds = Date().timeIntervalSince(start)
             }
-            #expect(floodSent > 5_000)
+            #expect(floodSent > 2_000)
             #expect(receivedBytes <= sentBytes / 10, "answered \(receivedBytes) bytes to \(sentBytes)")
-            #expect(answers <= 40, "\(answers) handshakes answered in about a second")
-            #expect(run.security(run.listener, "rate_limited") >= floodSent - 100)
+            // The budget: a burst, then a steady rate, over however long the flood took to be read.
+            let limits = SecurityLimits()
+            let budget = Int(limits.handshakeBurst + limits.handshakesPerSecond * floodSeconds) + 2
+            #expect(answers <= budget, "\(answers) handshakes answered in \(floodSeconds) s")
+            // Each refused one is counted (the kernel may drop some before they are read, on a busy machine).
+            #expect(run.security(run.listener, "rate_limited") >= min(1_000, floodSent / 2))
             #expect(Self.correlation(run) > 0.8, "the call in progress kept its quality")
-            #expect(CallFixtures.int(run.listener, "lost") <= 2)
+            let received = CallFixtures.int(run.listener, "received")
+            #expect(CallFixtures.int(run.listener, "lost") <= max(2, received / 100), "of \(received)")
         }
 
         @Test func anUnpairedDeviceIsCutOffWithinTwoSeconds() throws {
