@@ -22,10 +22,20 @@ struct Intercom: AsyncParsableCommand {
     /// user's own arguments for the call, so that flags on the command line win.
     static func main() async {
         var arguments = Array(CommandLine.arguments.dropFirst())
+        // The identity's option may stand before the subcommand's name too (`intercom --state-dir
+        // DIR pair`): it is handed to the subcommand, whose option group reads it.
+        var identityArguments: [String] = []
+        while let head = arguments.first, head == "--state-dir" || head.hasPrefix("--state-dir=") {
+            identityArguments.append(arguments.removeFirst())
+            if head == "--state-dir", !arguments.isEmpty { identityArguments.append(arguments.removeFirst()) }
+        }
         let subcommands = configuration.subcommands.map { $0._commandName }
         let first = arguments.first ?? ""
-        if first == Talk._commandName || !subcommands.contains(first) && !["-h", "--help", "help"].contains(first) {
+        if subcommands.contains(first), first != Talk._commandName {
+            arguments.insert(contentsOf: identityArguments, at: 1)
+        } else if !["-h", "--help", "help"].contains(first) || !identityArguments.isEmpty {
             if first == Talk._commandName { arguments.removeFirst() }
+            arguments = identityArguments + arguments
             do {
                 let file = try ConfigurationFile.load()
                 for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }

@@ -89,4 +89,48 @@ enum CallFixtures {
             #expect(status == 0, "\(name) exited with \(String(describing: status)): \(process.standardError)")
         }
     }
+
+    /// What one two-process call left: A's input, B's output, both peers' statistics.
+    struct TwoPeerRun {
+        let input: [Float]
+        let heard: [Float]
+        let speaker: [String: Any]
+        let listener: [String: Any]
+
+        /// A figure of the `security` object of one side's statistics.
+        func securityFigure(_ stats: [String: Any], _ key: String) -> Int {
+            int(stats["security"] as? [String: Any] ?? [:], key)
+        }
+    }
+
+    /// One call over loopback, A speaking `text` to B (or to `speakerTarget`, a man in the
+    /// middle), each with its own extra arguments; `during` runs while they talk.
+    static func twoPeerCall(
+        speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
+        listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, during: ((Double) -> Void)? = nil
+    ) throws -> TwoPeerRun {
+        let speechFile = try SpeechFixture.wavFile(text)
+        let input = try SpeechFixture.speech(text)
+        let output = temporaryPath("two-peer-out.wav")
+        let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
+        let seconds = Double(input.count) / 48_000 + 1.5
+        let listener = try ChildProcess.intercom(listenerArguments + [
+            "--port", "\(listenerPort)", "--no-discovery", "--output-file", output,
+            "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
+        ])
+        let speaker = try ChildProcess.intercom(speakerArguments + [
+            "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(speakerTarget ?? listenerPort)",
+            "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA, "--name", "ana-secret-name",
+        ])
+        during?(seconds)
+        expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
+        return TwoPeerRun(
+            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: try readStats(statsB)
+        )
+    }
+
+    /// The median window correlation of B's output with A's input.
+    static func correlation(_ run: TwoPeerRun) -> Double {
+        align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener).correlation
+    }
 }

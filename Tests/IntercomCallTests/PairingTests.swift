@@ -44,8 +44,8 @@ extension EndToEndTests {
             #expect(try laptop.trusted.trustedKeys() == [door.identity.publicKey])
 
             // The list survives restarts: a new process of each device calls the other.
-            let run = try SecureCallTests.call(speaker: laptop.arguments, listener: door.arguments)
-            #expect(SecureCallTests.correlation(run) > 0.8)
+            let run = try CallFixtures.twoPeerCall(speaker: laptop.arguments, listener: door.arguments)
+            #expect(CallFixtures.correlation(run) > 0.8)
             let paired = spawnAndWait([ChildProcess.intercomPath, "paired", "--json"] + door.arguments)
             #expect(paired.output.contains("\"fingerprint\" : \"\(laptopPrint)\""), "\(paired.output)")
             #expect(try door.trusted.load().first?.lastSeen != nil, "the call noted when the laptop was last seen")

@@ -27,70 +27,29 @@ extension EndToEndTests {
             }
         }
 
-        /// One call, A speaking `text` to B, each with its own arguments; returns both stats and B's output.
-        struct Run {
-            let input: [Float]
-            let heard: [Float]
-            let speaker: [String: Any]
-            let listener: [String: Any]
-
-            func security(_ stats: [String: Any], _ key: String) -> Int {
-                CallFixtures.int(stats["security"] as? [String: Any] ?? [:], key)
-            }
-        }
-
-        static func call(
-            speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
-            listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, during: ((Double) -> Void)? = nil
-        ) throws -> Run {
-            let speechFile = try SpeechFixture.wavFile(text)
-            let input = try SpeechFixture.speech(text)
-            let output = temporaryPath("secure-out.wav")
-            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-            let seconds = Double(input.count) / 48_000 + 1.5
-            let listener = try ChildProcess.intercom(listenerArguments + [
-                "--port", "\(listenerPort)", "--no-discovery", "--output-file", output,
-                "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
-            ])
-            let speaker = try ChildProcess.intercom(speakerArguments + [
-                "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(speakerTarget ?? listenerPort)",
-                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA, "--name", "ana-secret-name",
-            ])
-            during?(seconds)
-            CallFixtures.expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
-            return Run(
-                input: input, heard: try CallFixtures.readWAV(output).samples,
-                speaker: try CallFixtures.readStats(statsA), listener: try CallFixtures.readStats(statsB)
-            )
-        }
-
-        static func correlation(_ run: Run) -> Double {
-            CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener).correlation
-        }
-
         static func loudest(_ samples: [Float]) -> Double {
             SignalMeasures.blockRMS(samples, block: 4_800).max() ?? 0
         }
 
         @Test func devicesHearEachOtherOnlyOncePairedBothWays() throws {
             let (a, b) = (try Device("a"), try Device("b"))
-            let strangers = try Self.call(speaker: a.arguments, listener: b.arguments)
+            let strangers = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
             #expect(Self.loudest(strangers.heard) < 0.001, "B played audio from a device it never paired with")
             #expect(CallFixtures.int(strangers.listener, "received") == 0)
-            #expect(strangers.security(strangers.speaker, "untrusted_handshakes") >= 1)
-            #expect(strangers.security(strangers.listener, "handshakes") == 0)
+            #expect(strangers.securityFigure(strangers.speaker, "untrusted_handshakes") >= 1)
+            #expect(strangers.securityFigure(strangers.listener, "handshakes") == 0)
 
             // Trusted one way only: still nothing.
             try b.trust(a, as: "a")
-            let oneWay = try Self.call(speaker: a.arguments, listener: b.arguments)
+            let oneWay = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
             #expect(Self.loudest(oneWay.heard) < 0.001)
-            #expect(oneWay.security(oneWay.speaker, "untrusted_handshakes") >= 1)
+            #expect(oneWay.securityFigure(oneWay.speaker, "untrusted_handshakes") >= 1)
 
             try a.trust(b, as: "b")
-            let paired = try Self.call(speaker: a.arguments, listener: b.arguments)
-            #expect(Self.correlation(paired) > 0.8)
+            let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
+            #expect(CallFixtures.correlation(paired) > 0.8)
             let sent = CallFixtures.int(paired.speaker, "sent_packets")
-            let unsent = paired.security(paired.speaker, "unsent_no_session")
+            let unsent = paired.securityFigure(paired.speaker, "unsent_no_session")
             #expect(CallFixtures.int(paired.listener, "received") >= sent - unsent - 2, "sent \(sent), \(unsent) before the session")
             #expect(unsent < 200, "the session came up within two seconds of the call's start")
             #expect((paired.listener["security"] as? [String: Any])?["encrypted"] as? Bool == true)
@@ -106,31 +65,31 @@ extension EndToEndTests {
             defer { forwarder.stop() }
             let spoofer = LoopbackUDP()
             var injected = (replays: 0, tampered: 0, spoofed: 0)
-            let run = try Self.call(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort,
+            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort,
                                     speakerTarget: forwarder.port) { _ in
                 usleep(2_500_000)
                 // Halfway through: send B copies of audio it already had, altered ones, and copies from elsewhere.
                 let audio = forwarder.datagrams.filter { $0.towardB && $0.bytes.first == 4 }.prefix(60).map(\.bytes)
                 for packet in audio {
-                    forwarder.socket.send(packet, to: listenerPort)
+                    forwarder.toward.send(packet, to: listenerPort)
                     // A changed payload keeps a counter B has seen: refused as a replay before its tag is
                     // even checked. A changed counter is new to B: refused by the tag.
                     var payload = packet
                     payload[payload.count - 20] ^= 0x10
-                    forwarder.socket.send(payload, to: listenerPort)
+                    forwarder.toward.send(payload, to: listenerPort)
                     var counter = packet
                     counter[8] ^= 0x01
-                    forwarder.socket.send(counter, to: listenerPort)
+                    forwarder.toward.send(counter, to: listenerPort)
                     spoofer.send(packet, to: listenerPort)
                     usleep(2_000)
                 }
                 injected = (audio.count, audio.count, audio.count)
             }
             #expect(injected.replays == 60)
-            #expect(run.security(run.listener, "replay_packets") >= injected.replays * 2 + injected.spoofed)
-            #expect(run.security(run.listener, "auth_fail_packets") >= injected.tampered)
-            #expect(run.security(run.listener, "roams") == 0, "a replay from another address moved the session")
-            #expect(Self.correlation(run) > 0.8, "the call went on")
+            #expect(run.securityFigure(run.listener, "replay_packets") >= injected.replays * 2 + injected.spoofed)
+            #expect(run.securityFigure(run.listener, "auth_fail_packets") >= injected.tampered)
+            #expect(run.securityFigure(run.listener, "roams") == 0, "a replay from another address moved the session")
+            #expect(CallFixtures.correlation(run) > 0.8, "the call went on")
 
             // What went over the wire: handshake messages and sealed packets, nothing readable.
             let captured = forwarder.datagrams
@@ -171,7 +130,7 @@ extension EndToEndTests {
             var answers = 0
             var floodSent = 0
             var floodSeconds = 0.0
-            let run = try Self.call(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort) { _ in
+            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort) { _ in
                 usleep(800_000)
                 // What drew a stream from an open intercom: a 4-byte RTCP packet, a plain RTP stream, a hello.
                 let probes: [[UInt8]] = [[0x80, 0xC9, 0x00, 0x00]]
@@ -208,8 +167,24 @@ extension EndToEndTests {
             let budget = Int(limits.handshakeBurst + limits.handshakesPerSecond * floodSeconds) + 2
             #expect(answers <= budget, "\(answers) handshakes answered in \(floodSeconds) s")
             // Each refused one is counted (the kernel may drop some before they are read, on a busy machine).
-            #expect(run.security(run.listener, "rate_limited") >= min(1_000, floodSent / 2))
-            #expect(Self.correlation(run) > 0.8, "the call in progress kept its quality")
+            #expect(run.securityFigure(run.listener, "rate_limited") >= min(1_000, floodSent / 2))
+            #expect(CallFixtures.correlation(run) > 0.8, "the call in progress kept its quality")
+            let received = CallFixtures.int(run.listener, "received")
+            #expect(CallFixtures.int(run.listener, "lost") <= max(2, received / 100), "of \(received)")
+        }
+
+        @Test func aPeerThatChangesNetworksIsFollowedByItsAuthenticatedPackets() throws {
+            let listenerPort = freeUDPPort()
+            let forwarder = RecordingForwarder(toB: listenerPort)
+            defer { forwarder.stop() }
+            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], listenerPort: listenerPort,
+                                                   speakerTarget: forwarder.port) { _ in
+                usleep(2_000_000)
+                forwarder.roam()
+            }
+            #expect(run.securityFigure(run.listener, "roams") == 1)
+            #expect(run.securityFigure(run.listener, "handshakes") == 1, "no new handshake was needed")
+            #expect(CallFixtures.correlation(run) > 0.8)
             let received = CallFixtures.int(run.listener, "received")
             #expect(CallFixtures.int(run.listener, "lost") <= max(2, received / 100), "of \(received)")
         }
@@ -219,7 +194,7 @@ extension EndToEndTests {
             try a.trust(b, as: "b")
             try b.trust(a, as: "a")
             var unpairedAt = 0.0
-            let run = try Self.call(speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph) { _ in
+            let run = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph) { _ in
                 usleep(3_000_000)
                 _ = try? b.trusted.remove(matching: Fingerprint(publicKey: a.identity.publicKey).description)
                 unpairedAt = Date().timeIntervalSince1970
@@ -234,8 +209,8 @@ extension EndToEndTests {
         }
 
         @Test func keysAreRenewedDuringACallWithoutAGap() throws {
-            let run = try Self.call(speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"])
-            let rekeys = run.security(run.speaker, "rekeys") + run.security(run.listener, "rekeys")
+            let run = try CallFixtures.twoPeerCall(speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"])
+            let rekeys = run.securityFigure(run.speaker, "rekeys") + run.securityFigure(run.listener, "rekeys")
             #expect(rekeys >= 4, "\(rekeys) rekeys in a call of \(run.input.count / 48_000) s")
             let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
             let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)

@@ -55,24 +55,31 @@ public final class LoopbackUDP: @unchecked Sendable {
     }
 }
 
-/// A man in the middle on loopback: peer A calls the forwarder's port, which passes every
-/// datagram on to peer B and B's answers back to A, and keeps a copy of each with its
-/// direction, for tests that replay, tamper with or inspect a real call's packets.
+/// A man in the middle on loopback: peer A calls the forwarder's port (`socket`), which
+/// passes every datagram on to peer B from a socket of its own (`toward`) and B's answers
+/// back to A, and keeps a copy of each with its direction, for tests that replay, tamper
+/// with or inspect a real call's packets. `roam()` moves its side of B's conversation to a
+/// new port, as a laptop that changes networks would.
 public final class RecordingForwarder: @unchecked Sendable {
     public struct Datagram: Sendable {
         public let bytes: [UInt8]
         public let towardB: Bool
     }
 
+    /// Where A sends.
     public let socket = LoopbackUDP()
     private let peerB: Int
     private let lock = NSLock()
     private var recorded: [Datagram] = []
     private var peerA: Int?
+    private var bSide = LoopbackUDP()
     private var running = true
     private var thread: Thread?
 
     public var port: Int { socket.port }
+
+    /// The socket B hears A from now.
+    public var toward: LoopbackUDP { lock.withLock { bSide } }
 
     public init(toB peerB: Int) {
         self.peerB = peerB
@@ -85,6 +92,12 @@ public final class RecordingForwarder: @unchecked Sendable {
 
     public var datagrams: [Datagram] { lock.withLock { recorded } }
 
+    /// From now on, B hears A from a new port.
+    public func roam() {
+        let fresh = LoopbackUDP()
+        lock.withLock { bSide = fresh }
+    }
+
     public func stop() {
         lock.withLock { running = false }
         while thread?.isFinished == false { usleep(10_000) }
@@ -92,16 +105,17 @@ public final class RecordingForwarder: @unchecked Sendable {
 
     private func forward() {
         while lock.withLock({ running }) {
-            guard let (bytes, from) = socket.receive(timeout: 0.1) else { continue }
-            let towardB = from != peerB
-            lock.withLock {
-                if towardB { peerA = from }
-                recorded.append(Datagram(bytes: bytes, towardB: towardB))
+            let b = toward
+            if let (bytes, from) = socket.receive(timeout: 0.005), from != peerB {
+                lock.withLock {
+                    peerA = from
+                    recorded.append(Datagram(bytes: bytes, towardB: true))
+                }
+                b.send(bytes, to: peerB)
             }
-            if towardB {
-                socket.send(bytes, to: peerB)
-            } else if let peerA = lock.withLock({ peerA }) {
-                socket.send(bytes, to: peerA)
+            while let (bytes, _) = b.receive(timeout: 0) {
+                lock.withLock { recorded.append(Datagram(bytes: bytes, towardB: false)) }
+                if let peerA = lock.withLock({ peerA }) { socket.send(bytes, to: peerA) }
             }
         }
     }
