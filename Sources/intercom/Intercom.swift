@@ -11,6 +11,7 @@ struct Intercom: AsyncParsableCommand {
             With no subcommand, intercom joins the call in talk mode. Peers are found on the \
             LAN by mDNS, or named with --peer HOST:PORT.
             """,
+        version: intercomVersion,
         subcommands: [
             Talk.self, Daemon.self, Status.self, Peers.self, Pair.self, Paired.self, Unpair.self, Devices.self, ShowConfiguration.self,
             Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self,
@@ -33,7 +34,7 @@ struct Intercom: AsyncParsableCommand {
         let first = arguments.first ?? ""
         if subcommands.contains(first), first != Talk._commandName {
             arguments.insert(contentsOf: identityArguments, at: 1)
-        } else if !["-h", "--help", "help"].contains(first) || !identityArguments.isEmpty {
+        } else if !["-h", "--help", "help", "--version"].contains(first) || !identityArguments.isEmpty {
             if first == Talk._commandName { arguments.removeFirst() }
             arguments = identityArguments + arguments
             do {
