@@ -1,3 +1,4 @@
+import Dispatch
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -8,6 +9,9 @@ import Logging
 /// Without avahi-daemon, one clear warning, and peers named with --peer keep working.
 public final class CallDiscovery: @unchecked Sendable {
     private let discovery: ServiceDiscovery
+    /// Looks again at the peers found when the paired devices change (a pairing or unpairing
+    /// in another process), so that a device paired during the call is called at once.
+    private var trustWatch: DispatchSourceTimer?
 
     /// Whether a discovered peer is one we may call: in an encrypted call, a device whose
     /// announced fingerprint is ours or a paired one's (the handshake then proves the key);
@@ -58,9 +62,37 @@ public final class CallDiscovery: @unchecked Sendable {
                 logger.warning("mDNS discovery: \(error)")
             }
         }
+        if let security { watchTrust(call: call, security: security, logger: logger) }
     }
 
-    public func stop() { discovery.stop() }
+    public func stop() {
+        trustWatch?.cancel()
+        discovery.stop()
+    }
+
+    /// Every 2 s, while the call is encrypted: if the trusted list changed, calls the peers found
+    /// that are paired now and stops calling those that are not.
+    private func watchTrust(call: Call, security: CallSecurity, logger: Logger) {
+        var stamp = security.trustedDevices.stamp()
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        timer.schedule(deadline: .now() + 2, repeating: 2)
+        timer.setEventHandler { [discovery] in
+            let current = security.trustedDevices.stamp()
+            guard current != stamp else { return }
+            stamp = current
+            for peer in discovery.peers where !peer.isPairing {
+                guard let address = Self.preferredAddress(of: peer) else { continue }
+                if Self.isPaired(peer, security: security) {
+                    call.discovered(.appeared(name: peer.serviceName, address: address))
+                } else {
+                    call.discovered(.disappeared(name: peer.serviceName))
+                }
+            }
+            logger.info("paired devices changed; peers found looked at again")
+        }
+        timer.resume()
+        trustWatch = timer
+    }
 
     /// IPv4 where the peer has it (every LAN routes it), else its first address.
     static func preferredAddress(of peer: DiscoveredPeer) -> SocketAddress? {
