@@ -100,6 +100,13 @@ final class NetworkLoop {
         }
     }
 
+    /// Notes a peer heard from; a learned one the table pushed out for it is forgotten.
+    private func admit(_ address: SocketAddress, now: UInt64) -> Bool {
+        let admitted = peers.heard(from: address, now: now)
+        for gone in peers.takeEvicted() { forgetPeer(at: gone) }
+        return admitted
+    }
+
     /// A peer said goodbye (BYE, or its mDNS service left): its session and reports go with it.
     private func leave(_ address: SocketAddress) {
         peers.saidGoodbye(address)
@@ -217,7 +224,7 @@ final class NetworkLoop {
             return
         }
         // A stranger that sends a valid stream is a peer that was given our address: answer it.
-        guard peers.heard(from: address, now: now) else {
+        guard admit(address, now: now) else {
             counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
             return
         }
@@ -233,7 +240,7 @@ final class NetworkLoop {
     private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, owner: [UInt8], now: UInt64) {
         // In plain RTP, reports alone never make a stranger a peer (we would answer it with a
         // stream); in an encrypted call they come from an authenticated session.
-        guard encryption != nil || peers.peers[address] != nil, peers.heard(from: address, now: now) else {
+        guard encryption != nil || peers.peers[address] != nil, admit(address, now: now) else {
             counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
             return
         }

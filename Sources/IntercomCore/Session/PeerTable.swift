@@ -21,9 +21,11 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
 
     /// How long a learned peer may stay silent before it is dropped.
     public let keepaliveTimeout: UInt64
-    /// Bounds the table so that a flood of strangers cannot grow it without end.
+    /// Bounds the table so that a flood of strangers cannot grow it without end (see `heard`).
     public let capacity: Int
     public private(set) var peers: [Address: Peer] = [:]
+    /// Learned peers pushed out by newcomers, for the owner to forget what it kept of them.
+    private var evicted: [Address] = []
 
     public init(keepaliveTimeout: UInt64 = 5_000_000_000, capacity: Int = 32) {
         self.keepaliveTimeout = keepaliveTimeout
@@ -46,14 +48,32 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
 
     /// Records that `address` was heard from at `now`, learning it when it is new.
     /// Returns false when the table is full and the stranger was not admitted.
+    /// When the table is full, a newcomer takes the place of the learned peer heard from least
+    /// recently, if that one has been silent this long: strangers who fill the table cannot keep
+    /// a real peer out for good, and a peer that talks is never pushed out by them.
+    public static var evictableSilence: UInt64 { 1_000_000_000 }
+
     @discardableResult
     public mutating func heard(from address: Address, now: UInt64) -> Bool {
         if peers[address] == nil {
-            guard peers.count < capacity else { return false }
+            if peers.count >= capacity {
+                let learned = peers.values.filter { $0.origin == .learned }
+                guard let quietest = learned.min(by: { ($0.lastHeard ?? $0.added) < ($1.lastHeard ?? $1.added) }),
+                      now - min(now, quietest.lastHeard ?? quietest.added) >= Self.evictableSilence
+                else { return false }
+                peers[quietest.address] = nil
+                evicted.append(quietest.address)
+            }
             peers[address] = Peer(address: address, origin: .learned, added: now)
         }
         peers[address]!.lastHeard = now
         return true
+    }
+
+    /// The learned peers pushed out since the last call.
+    public mutating func takeEvicted() -> [Address] {
+        defer { evicted.removeAll() }
+        return evicted
     }
 
     public mutating func update(_ address: Address, _ change: (inout Peer) -> Void) {

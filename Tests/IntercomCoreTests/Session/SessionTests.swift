@@ -40,11 +40,27 @@ import Testing
         #expect(table.addresses == ["a"])
     }
 
-    @Test func strangersBeyondCapacityAreRefused() {
+    @Test func strangersBeyondCapacityAreRefusedWhileTheOthersTalk() {
         var table = PeerTable<Int>(capacity: 2)
         let verdicts = [table.heard(from: 1, now: 0), table.heard(from: 2, now: 0), table.heard(from: 3, now: 0)]
         #expect(verdicts == [true, true, false])
         #expect(table.peers.count == 2)
+    }
+
+    @Test func aNewPeerTakesTheQuietestLearnedPlaceButNeverANamedOne() {
+        let second: UInt64 = 1_000_000_000
+        var table = PeerTable<String>(keepaliveTimeout: 5 * second, capacity: 3)
+        table.add("named", origin: .configured)
+        table.heard(from: "stranger-1", now: 0)
+        table.heard(from: "stranger-2", now: 0)
+        table.heard(from: "stranger-1", now: 2 * second)
+        // stranger-2 has been quiet for 2 s: the real peer takes its place.
+        let admitted = table.heard(from: "real", now: 2 * second)
+        #expect(admitted && table.peers["stranger-2"] == nil && table.peers["named"] != nil)
+        #expect(table.takeEvicted() == ["stranger-2"] && table.takeEvicted().isEmpty)
+        // Everyone learned has just been heard: the next stranger waits.
+        let refused = table.heard(from: "stranger-3", now: 2 * second + 1)
+        #expect(!refused && table.peers["real"] != nil)
     }
 
     @Test func goodbyeRemovesLearnedAndKeepsConfigured() {
