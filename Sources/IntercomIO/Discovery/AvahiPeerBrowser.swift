@@ -47,11 +47,12 @@ final class AvahiPeerBrowser {
         case AVAHI_BROWSER_NEW:
             guard let name else { return }
             let instance = Self.instance(name, interface, proto)
+            var admitted = false
             state.update { table in
-                table.instanceFound(instance)
+                admitted = table.instanceFound(instance)
                 return []
             }
-            if resolvers[instance] == nil {
+            if admitted, resolvers[instance] == nil {
                 resolve(instance, avahi_service_browser_get_client(browser), proto, domain: domain.map { String(cString: $0) })
             }
         case AVAHI_BROWSER_REMOVE:

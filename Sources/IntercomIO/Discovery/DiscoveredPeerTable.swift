@@ -62,13 +62,28 @@ public struct DiscoveredPeerTable: Sendable {
         services.values.compactMap(\.reported).sorted { $0.serviceName < $1.serviceName }
     }
 
-    /// The browser reported an instance: it is (still) there, not yet resolved.
-    public mutating func instanceFound(_ instance: ServiceInstance) {
+    /// Services kept at once: anyone on the LAN can announce services, so the table is bounded.
+    public static let capacity = 128
+    /// Instances of one service (interfaces × IP versions).
+    public static let instancesPerService = 8
+
+    /// The browser reported an instance: it is (still) there, not yet resolved. Returns false,
+    /// and keeps nothing, when the table is full (the caller then does not resolve it).
+    @discardableResult
+    public mutating func instanceFound(_ instance: ServiceInstance) -> Bool {
+        guard hasRoom(for: instance) else { return false }
         services[instance.serviceName, default: Service()].instances[instance, default: Sighting()].isStale = false
+        return true
+    }
+
+    private func hasRoom(for instance: ServiceInstance) -> Bool {
+        guard let known = services[instance.serviceName] else { return services.count < Self.capacity }
+        return known.instances[instance] != nil || known.instances.count < Self.instancesPerService
     }
 
     /// The resolver reported an instance's host, address and TXT record.
     public mutating func instanceResolved(_ instance: ServiceInstance, _ resolution: ServiceResolution, now: UInt64) -> DiscoveryEvent? {
+        guard hasRoom(for: instance) else { return nil }
         services[instance.serviceName, default: Service()].instances[instance] = Sighting(resolution: resolution, resolvedAt: now)
         return reconcile(instance.serviceName, now: now)
     }

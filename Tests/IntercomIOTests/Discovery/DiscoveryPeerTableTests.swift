@@ -89,4 +89,16 @@ struct DiscoveryPeerTableTests {
         #expect(table.peers.map(\.serviceName) == ["bob"])
         #expect(table.removeStale().isEmpty)
     }
+
+    @Test func aFloodOfAnnouncedServicesIsBounded() {
+        var table = DiscoveredPeerTable(ownPeerID: nil)
+        for index in 0..<1_000 {
+            let admitted = table.instanceFound(instance("spam-\(index)"))
+            #expect(admitted == (index < DiscoveredPeerTable.capacity))
+            _ = table.instanceResolved(instance("spam-\(index)"), resolution(otherID), now: UInt64(index))
+        }
+        #expect(table.peers.count == DiscoveredPeerTable.capacity)
+        // A service already known still updates.
+        #expect(table.instanceResolved(instance("spam-0"), resolution(otherID, ptime: "20"), now: 2_000) != nil)
+    }
 }
