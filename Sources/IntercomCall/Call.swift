@@ -41,7 +41,9 @@ public final class Call: @unchecked Sendable {
         guard (0...65535).contains(configuration.port) else {
             throw CallError.invalidPort(configuration.port)
         }
-        socket = try UDPSocket(port: UInt16(configuration.port))
+        socket = try configuration.bindAddress.map { address throws(NetworkError) in
+            try UDPSocket(boundTo: address.with(port: UInt16(configuration.port)))
+        } ?? UDPSocket(port: UInt16(configuration.port))
         poller = try Poller(watching: [socket])
         var generator = SystemRandomNumberGenerator()
         let stream = OutgoingStream(frameSamples: configuration.frameSamples, using: &generator)

@@ -6,6 +6,8 @@ import IntercomIO
 public struct CallConfiguration: Sendable {
     /// The UDP port to listen on; 0 picks a free one.
     public var port: Int = 5004
+    /// The one local address to listen on (its port is ignored: `port` says it); nil: every address.
+    public var bindAddress: SocketAddress?
     /// Peers named by the user, called without discovery.
     public var staticPeers: [SocketAddress] = []
     /// The name other peers see.

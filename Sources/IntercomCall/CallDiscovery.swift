@@ -27,11 +27,15 @@ public final class CallDiscovery: @unchecked Sendable {
     public init(call: Call, logger: Logger) throws {
         let configuration = call.configuration
         let security = configuration.security
-        let announcement = try ServiceAnnouncement(
+        var announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
             frameMilliseconds: configuration.encoder.frameMilliseconds,
             fingerprint: security.map { Fingerprint(publicKey: $0.identity.publicKey).description } ?? ""
         )
+        // A call bound to one address is announced on that address's interface and IP version only.
+        if let bound = configuration.bindAddress, let index = bound.localInterfaceIndex() {
+            announcement.scope = .init(interfaceIndex: index, ipv6: bound.family == .ipv6)
+        }
         discovery = try ServiceDiscovery(announcing: announcement) { event in
             switch event {
             case .appeared(let peer), .updated(let peer):

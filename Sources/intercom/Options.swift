@@ -91,11 +91,28 @@ struct NetworkOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The name other peers see.", valueName: "NAME"))
     var name: String?
 
+    @Option(help: ArgumentHelp("Listen for the call on this local address only (mDNS then announces that interface alone).", valueName: "ADDRESS"))
+    var bind: String?
+
     @Flag(help: "Speak plain RTP, for GStreamer, ffmpeg, VLC and other RTP tools. Anyone on the LAN can then listen and talk.")
     var unencrypted = false
 
     @Option(name: .customLong("rekey-seconds"), help: .hidden)
     var rekeySeconds: Double = 120
+}
+
+extension NetworkOptions {
+    /// `--bind`'s address (the call's port is set apart).
+    func bindAddress() throws -> SocketAddress? {
+        guard let bind else { return nil }
+        let text = bind.contains(":") && !bind.hasPrefix("[") ? "[\(bind)]:1" : "\(bind):1"
+        // Whether it is one of ours, binding says (the whole of 127/8 is, without being listed).
+        do {
+            return try SocketAddress.parse(text, label: "--bind")
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
 }
 
 /// Where this device keeps its identity and the devices it paired with.

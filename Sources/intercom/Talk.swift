@@ -76,6 +76,7 @@ struct Talk: AsyncParsableCommand {
     func callConfiguration(interactive: Bool, headless: Bool = false) throws -> CallConfiguration {
         var configuration = CallConfiguration()
         configuration.port = network.port
+        configuration.bindAddress = try network.bindAddress()
         configuration.staticPeers = try network.peer.map { text in
             do {
                 return try SocketAddress.parse(text, label: "--peer")

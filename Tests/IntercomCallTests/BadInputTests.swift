@@ -49,6 +49,27 @@ extension EndToEndTests {
             #expect(correlation > 0.8, "median correlation \(correlation)")
         }
 
+        @Test func aCallBoundToOneAddressHearsOnlyWhatIsSentToIt() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.sentence).path
+            var received: [String: Int] = [:]
+            for target in ["127.0.0.1", "127.0.0.2"] {
+                let port = freeUDPPort()
+                let stats = temporaryPath("bound.json")
+                let listener = try ChildProcess.intercom([
+                    "--bind", "127.0.0.2", "--port", "\(port)", "--no-discovery", "--output-file", temporaryPath("bound.wav"),
+                    "--duration", "4", "--stats-json", stats,
+                ])
+                usleep(300_000)
+                let speaker = try ChildProcess.intercom([
+                    "--no-discovery", "--port", "\(freeUDPPort())", "--peer", "\(target):\(port)", "--input-file", speech, "--duration", "3",
+                ])
+                CallFixtures.expectClean([("listener", listener), ("speaker", speaker)], within: 15)
+                received[target] = CallFixtures.int(try CallFixtures.readStats(stats), "received")
+            }
+            #expect(received["127.0.0.1"] == 0, "\(received)")
+            #expect((received["127.0.0.2"] ?? 0) > 100, "\(received)")
+        }
+
         /// One clear line naming the culprit, and a non-zero exit.
         static func expectCleanFailure(_ arguments: [String], mentioning culprit: String) throws {
             let process = try ChildProcess.intercom(arguments)

@@ -36,6 +36,7 @@ public enum ConfigurationSchema {
         .init(table: "audio", key: "denoise", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-denoise"), help: "noise suppression"),
         .init(table: "audio", key: "agc", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-agc"), help: "automatic gain control"),
         .init(table: "network", key: "port", option: "port", kind: .integer(0...65535), help: "UDP port"),
+        .init(table: "network", key: "bind", option: "bind", kind: .text, help: "the one local address to listen on"),
         .init(table: "network", key: "peers", option: "peer", kind: .list, help: "static peers, HOST:PORT"),
         .init(table: "network", key: "discovery", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-discovery"), help: "mDNS discovery"),
         .init(table: "network", key: "name", option: "name", kind: .text, help: "the name peers see"),

@@ -90,8 +90,10 @@ final class AvahiServicePublisher {
             txt = avahi_string_list_add(txt, entry)
         }
         defer { avahi_string_list_free(txt) }
+        let interface = announcement.scope.map { AvahiIfIndex($0.interfaceIndex) } ?? AvahiIfIndex(AVAHI_IF_UNSPEC)
+        let proto = announcement.scope.map { AvahiProtocol($0.ipv6 ? AVAHI_PROTO_INET6 : AVAHI_PROTO_INET) } ?? AvahiProtocol(AVAHI_PROTO_UNSPEC)
         return avahi_entry_group_add_service_strlst(
-            group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0),
+            group, interface, proto, AvahiPublishFlags(0),
             name, ServiceAnnouncement.serviceType, nil, nil, announcement.port, txt
         )
     }

@@ -41,6 +41,19 @@ public struct ServiceAnnouncement: Equatable, Sendable {
     public let channel: String
     public let fingerprint: String
     public let pairing: Pairing?
+    /// Where to publish: one interface and IP version (a call bound to one address), or
+    /// every interface when nil.
+    public var scope: Scope?
+
+    public struct Scope: Equatable, Sendable {
+        public var interfaceIndex: Int32
+        public var ipv6: Bool
+
+        public init(interfaceIndex: Int32, ipv6: Bool) {
+            self.interfaceIndex = interfaceIndex
+            self.ipv6 = ipv6
+        }
+    }
     /// The TXT record, in the order published.
     public let txtEntries: [String]
 

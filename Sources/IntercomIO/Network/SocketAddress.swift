@@ -45,6 +45,14 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// 127.0.0.1 with the port.
+    /// The same address with another port.
+    public func with(port: UInt16) -> SocketAddress {
+        switch family {
+        case .ipv4: SocketAddress(ipv4Bytes: addressBytes, port: port)!
+        case .ipv6: SocketAddress(ipv6Bytes: addressBytes, port: port, scopeID: scopeID)!
+        }
+    }
+
     public static func loopbackIPv4(port: UInt16) -> SocketAddress {
         SocketAddress(family: .ipv4, addressBytes: [127, 0, 0, 1], port: port, scopeID: 0)
     }
