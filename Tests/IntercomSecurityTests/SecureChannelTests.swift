@@ -26,9 +26,22 @@ struct ChannelPair {
         b = Channel(configuration: bConfiguration, isTrusted: { bTrustsA && $0 == aKey })
     }
 
+    /// Runs the handshake work each side deferred (as the call's worker thread does) and
+    /// returns what it sends.
+    mutating func runDeferredWork() -> [(bytes: [UInt8], from: String, to: String)] {
+        var out: [(bytes: [UInt8], from: String, to: String)] = []
+        for work in a.takeWork() {
+            out += a.apply(Channel.perform(work), now: now).map { ($0.bytes, "a", $0.to) }
+        }
+        for work in b.takeWork() {
+            out += b.apply(Channel.perform(work), now: now).map { ($0.bytes, "b", $0.to) }
+        }
+        return out
+    }
+
     /// Delivers datagrams back and forth until both sides are quiet; returns the plaintexts each received.
     mutating func deliver(_ initial: [(bytes: [UInt8], to: String)], from sender: String) -> [String: [[UInt8]]] {
-        var queue = initial.map { (bytes: $0.bytes, from: sender, to: $0.to) }
+        var queue = initial.map { (bytes: $0.bytes, from: sender, to: $0.to) } + runDeferredWork()
         var heard: [String: [[UInt8]]] = [:]
         while !queue.isEmpty {
             let datagram = queue.removeFirst()
@@ -41,6 +54,7 @@ struct ChannelPair {
             case .handshake(let reply?): queue.append((reply, datagram.to, datagram.from))
             case .handshake(nil), .dropped: break
             }
+            queue += runDeferredWork()
         }
         return heard
     }
@@ -62,8 +76,8 @@ struct ChannelPair {
 
 @Suite("Secure channel")
 struct SecureChannelTests {
-    @Test func trustedPeersHandshakeAndTalkBothWays() throws {
-        var pair = ChannelPair()
+    @Test(arguments: [false, true]) func trustedPeersHandshakeAndTalkBothWays(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
         #expect(pair.a.seal([1], kind: .rtp, to: "b") == nil, "nothing is sent before a session exists")
         pair.connect()
         #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
@@ -86,8 +100,8 @@ struct SecureChannelTests {
         }
     }
 
-    @Test func anUntrustedDeviceGetsNoSessionOnEitherSide() {
-        var pair = ChannelPair(bTrustsA: false)
+    @Test(arguments: [false, true]) func anUntrustedDeviceGetsNoSessionOnEitherSide(deferred: Bool) {
+        var pair = ChannelPair(bTrustsA: false) { $0.defersHandshakes = deferred }
         pair.connect()
         #expect(pair.b.peers.isEmpty)
         #expect(pair.b.counters.untrusted == 1)
@@ -95,7 +109,7 @@ struct SecureChannelTests {
         if let sealed = try? pair.send("psst", from: "a") {
             #expect(pair.deliver([(sealed, "b")], from: "a").isEmpty)
         }
-        var other = ChannelPair(aTrustsB: false)
+        var other = ChannelPair(aTrustsB: false) { $0.defersHandshakes = deferred }
         other.connect()
         #expect(other.a.peers.isEmpty && other.b.sessionCount == 0)
         #expect(other.a.counters.untrusted == 1)
@@ -156,8 +170,11 @@ struct SecureChannelTests {
         #expect(pair.b.halfOpenCount <= limits.halfOpenHandshakes)
     }
 
-    @Test func rekeyingReplacesKeysWithoutLosingAPacket() throws {
-        var pair = ChannelPair { $0.rekeyInterval = 10_000_000_000 }
+    @Test(arguments: [false, true]) func rekeyingReplacesKeysWithoutLosingAPacket(deferred: Bool) throws {
+        var pair = ChannelPair {
+            $0.rekeyInterval = 10_000_000_000
+            $0.defersHandshakes = deferred
+        }
         pair.connect()
         var delivered = 0
         for second in 1...40 {
@@ -214,8 +231,8 @@ struct SecureChannelTests {
         #expect(pair.b.canSend(to: "a-roamed"))
     }
 
-    @Test func bothSidesStartingAtOnceEndWithOneWorkingSession() throws {
-        var pair = ChannelPair()
+    @Test(arguments: [false, true]) func bothSidesStartingAtOnceEndWithOneWorkingSession(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
         let fromA = pair.a.maintain(wanted: ["b"], now: pair.now)
         let fromB = pair.b.maintain(wanted: ["a"], now: pair.now)
         _ = pair.deliver(fromA, from: "a")

@@ -30,6 +30,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         /// A replaced session still decrypts for this long (packets already in flight).
         public var replacedSessionGrace: UInt64 = 5 * Self.second
         public var limits = SecurityLimits()
+        /// Hand the handshakes' Diffie–Hellman work to the caller (`takeWork`, `perform`,
+        /// `apply`) so that it runs on another thread than the one that moves packets; when
+        /// false, `receive` and `maintain` do it at once.
+        public var defersHandshakes = false
 
         public static var second: UInt64 { 1_000_000_000 }
 
@@ -103,6 +107,40 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         let address: Address
         let createdAt: UInt64
     }
+
+    /// Handshake work: what needs the static key and Diffie–Hellman, cut off from the tables so
+    /// that another thread can do it (`perform`) while the owner's tables stay its own.
+    public struct Work: Sendable {
+        enum Kind: Sendable {
+            case respond(message: [UInt8], senderIndex: UInt32)
+            case finish(message: [UInt8], senderIndex: UInt32, handshake: NoiseXXHandshake, localIndex: UInt32)
+            case complete(message: [UInt8], receiverIndex: UInt32, handshake: NoiseXXHandshake, remoteIndex: UInt32)
+            case initiate
+        }
+
+        let kind: Kind
+        let address: Address
+        let staticPrivateKey: [UInt8]
+        let prologue: [UInt8]
+    }
+
+    /// What `perform` made of a piece of work, for `apply`.
+    public struct WorkResult: Sendable {
+        enum Kind: Sendable {
+            case responded(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32)
+            case finished(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32, localIndex: UInt32)
+            case completed(handshake: NoiseXXHandshake, receiverIndex: UInt32, remoteIndex: UInt32)
+            case initiated(handshake: NoiseXXHandshake, message: [UInt8])
+            case failed
+        }
+
+        let kind: Kind
+        let address: Address
+    }
+
+    private var pendingWork: [Work] = []
+    /// Addresses whose initiation is being made elsewhere.
+    private var initiating: Set<Address> = []
 
     private var sessions: [UInt32: Session] = [:]
     /// The session each address is sent to with.
@@ -208,48 +246,17 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             counters.rateLimited += 1
             return .dropped
         }
-        var handshake = NoiseXXHandshake(role: .responder, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
-        let reply: [UInt8]
-        do {
-            _ = try handshake.readMessage(message)
-            reply = try handshake.writeMessage()
-        } catch {
-            counters.badHandshakes += 1
-            return .dropped
-        }
-        if responses.count >= configuration.limits.halfOpenHandshakes,
-           let oldest = responses.min(by: { $0.value.createdAt < $1.value.createdAt })?.key {
-            responses[oldest] = nil
-        }
-        let localIndex = freshIndex()
-        responses[localIndex] = Response(handshake: handshake, remoteIndex: senderIndex, address: address, createdAt: now)
-        return .handshake(reply: SecureDatagram.response(senderIndex: localIndex, receiverIndex: senderIndex, message: reply).serialized())
+        return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
     }
 
     /// Noise message 2, answering our initiation: finish, then send message 3.
     private mutating func finish(_ message: [UInt8], senderIndex: UInt32, receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
-        guard var initiation = initiations[address], initiation.localIndex == receiverIndex else {
+        guard let initiation = initiations[address], initiation.localIndex == receiverIndex else {
             counters.badHandshakes += 1
             return .dropped
         }
-        let third: [UInt8]
-        do {
-            _ = try initiation.handshake.readMessage(message)
-            third = try initiation.handshake.writeMessage()
-        } catch {
-            counters.badHandshakes += 1
-            return .dropped
-        }
-        initiations[address] = nil
-        guard let remoteStatic = initiation.handshake.remoteStaticKey, isTrusted(remoteStatic) else {
-            counters.untrusted += 1
-            untrustedUntil[address] = now + configuration.untrustedBackoff
-            return .dropped
-        }
-        let finishMessage = SecureDatagram.finish(receiverIndex: senderIndex, message: third).serialized()
-        install(initiation.handshake, localIndex: initiation.localIndex, remoteIndex: senderIndex, address: address, now: now,
-                finishMessage: finishMessage)
-        return .handshake(reply: finishMessage)
+        return dispatch(.finish(message: message, senderIndex: senderIndex, handshake: initiation.handshake, localIndex: receiverIndex),
+                        for: address, now: now)
     }
 
     /// Noise message 3: the responder's side of a finished handshake.
@@ -257,22 +264,115 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         // A repeat of the message that finished a session we already have.
         if sessions[receiverIndex] != nil { return .handshake(reply: nil) }
         // One try per half-open handshake: a forged third message cannot be retried against it.
-        guard var response = responses.removeValue(forKey: receiverIndex) else {
+        guard let response = responses.removeValue(forKey: receiverIndex) else {
             counters.badHandshakes += 1
             return .dropped
         }
+        return dispatch(.complete(message: message, receiverIndex: receiverIndex, handshake: response.handshake, remoteIndex: response.remoteIndex),
+                        for: address, now: now)
+    }
+
+    // MARK: Handshake work
+
+    /// Queues the work for the caller, or does it now and answers with what it sends back.
+    private mutating func dispatch(_ kind: Work.Kind, for address: Address, now: UInt64) -> Received {
+        let work = Work(kind: kind, address: address, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+        if configuration.defersHandshakes {
+            pendingWork.append(work)
+            return .handshake(reply: nil)
+        }
+        let result = Self.perform(work)
+        if case .failed = result.kind {
+            apply(result, now: now)
+            return .dropped
+        }
+        return .handshake(reply: apply(result, now: now).first?.bytes)
+    }
+
+    /// The work queued since the last call, for `perform` elsewhere (deferred handshakes).
+    public mutating func takeWork() -> [Work] {
+        defer { pendingWork.removeAll() }
+        return pendingWork
+    }
+
+    /// Work that could not be handed on (the queue to the other thread was full): counted as
+    /// rate-limited, and an initiation is tried again at the next upkeep.
+    public mutating func abandon(_ work: Work) {
+        counters.rateLimited += 1
+        if case .initiate = work.kind { initiating.remove(work.address) }
+    }
+
+    /// The Diffie–Hellman part of a handshake step; touches no table, so any thread may run it.
+    public static func perform(_ work: Work) -> WorkResult {
+        let kind: WorkResult.Kind
         do {
-            _ = try response.handshake.readMessage(message)
+            switch work.kind {
+            case .respond(let message, let senderIndex):
+                var handshake = NoiseXXHandshake(role: .responder, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
+                _ = try handshake.readMessage(message)
+                let reply = try handshake.writeMessage()
+                kind = .responded(handshake: handshake, message: reply, senderIndex: senderIndex)
+            case .finish(let message, let senderIndex, var handshake, let localIndex):
+                _ = try handshake.readMessage(message)
+                let third = try handshake.writeMessage()
+                kind = .finished(handshake: handshake, message: third, senderIndex: senderIndex, localIndex: localIndex)
+            case .complete(let message, let receiverIndex, var handshake, let remoteIndex):
+                _ = try handshake.readMessage(message)
+                kind = .completed(handshake: handshake, receiverIndex: receiverIndex, remoteIndex: remoteIndex)
+            case .initiate:
+                var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
+                let message = try handshake.writeMessage(payload: [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength))
+                kind = .initiated(handshake: handshake, message: message)
+            }
         } catch {
+            kind = .failed
+        }
+        return WorkResult(kind: kind, address: work.address)
+    }
+
+    /// Brings a performed step into the tables; returns the datagrams to send.
+    @discardableResult
+    public mutating func apply(_ result: WorkResult, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
+        let address = result.address
+        switch result.kind {
+        case .failed:
             counters.badHandshakes += 1
-            return .dropped
+            return []
+        case .responded(let handshake, let message, let senderIndex):
+            if responses.count >= configuration.limits.halfOpenHandshakes,
+               let oldest = responses.min(by: { $0.value.createdAt < $1.value.createdAt })?.key {
+                responses[oldest] = nil
+            }
+            let localIndex = freshIndex()
+            responses[localIndex] = Response(handshake: handshake, remoteIndex: senderIndex, address: address, createdAt: now)
+            return [(SecureDatagram.response(senderIndex: localIndex, receiverIndex: senderIndex, message: message).serialized(), address)]
+        case .finished(let handshake, let message, let senderIndex, let localIndex):
+            // Superseded (another answer finished it, or the peer was let go) while it was worked on.
+            guard initiations[address]?.localIndex == localIndex else { return [] }
+            initiations[address] = nil
+            guard let remoteStatic = handshake.remoteStaticKey, isTrusted(remoteStatic) else {
+                counters.untrusted += 1
+                untrustedUntil[address] = now + configuration.untrustedBackoff
+                return []
+            }
+            let finishMessage = SecureDatagram.finish(receiverIndex: senderIndex, message: message).serialized()
+            install(handshake, localIndex: localIndex, remoteIndex: senderIndex, address: address, now: now, finishMessage: finishMessage)
+            return [(finishMessage, address)]
+        case .completed(let handshake, let receiverIndex, let remoteIndex):
+            guard sessions[receiverIndex] == nil else { return [] }
+            guard let remoteStatic = handshake.remoteStaticKey, isTrusted(remoteStatic) else {
+                counters.untrusted += 1
+                return []
+            }
+            install(handshake, localIndex: receiverIndex, remoteIndex: remoteIndex, address: address, now: now)
+            return []
+        case .initiated(let handshake, let message):
+            guard initiating.remove(address) != nil, initiations[address] == nil else { return [] }
+            let localIndex = freshIndex()
+            let datagram = SecureDatagram.initiation(senderIndex: localIndex, message: message).serialized()
+            initiations[address] = Initiation(localIndex: localIndex, handshake: handshake, message: datagram, sentAt: now)
+            return [(datagram, address)]
         }
-        guard let remoteStatic = response.handshake.remoteStaticKey, isTrusted(remoteStatic) else {
-            counters.untrusted += 1
-            return .dropped
-        }
-        install(response.handshake, localIndex: receiverIndex, remoteIndex: response.remoteIndex, address: address, now: now)
-        return .handshake(reply: nil)
     }
 
     private mutating func install(
@@ -324,6 +424,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                     : age >= configuration.rekeyInterval + 30 * Configuration.second
                 if !due { continue }
             }
+            if initiating.contains(address) { continue }
             if var initiation = initiations[address] {
                 if now - min(now, initiation.sentAt) >= configuration.retryInterval {
                     initiation.sentAt = now
@@ -332,19 +433,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 }
                 continue
             }
-            out.append((initiate(to: address, now: now), address))
+            initiating.insert(address)
+            let work = Work(kind: .initiate, address: address, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+            if configuration.defersHandshakes {
+                pendingWork.append(work)
+            } else {
+                out += apply(Self.perform(work), now: now)
+            }
         }
         expire(now: now)
         return out
-    }
-
-    private mutating func initiate(to address: Address, now: UInt64) -> [UInt8] {
-        var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
-        let message = try! handshake.writeMessage(payload: [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength))
-        let localIndex = freshIndex()
-        let datagram = SecureDatagram.initiation(senderIndex: localIndex, message: message).serialized()
-        initiations[address] = Initiation(localIndex: localIndex, handshake: handshake, message: datagram, sentAt: now)
-        return datagram
     }
 
     private mutating func expire(now: UInt64) {
@@ -365,6 +463,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     /// Stops trying to reach `address` (the peer left, or is no longer wanted).
     public mutating func forget(_ address: Address) {
         initiations[address] = nil
+        initiating.remove(address)
         if let index = current[address] { drop(index) }
     }
 
