@@ -72,6 +72,7 @@ public final class Call: @unchecked Sendable {
         // Each pipeline is used by its own thread only, from here on.
         let (capture, playback, network) = (self.capture, self.playback, self.network)
         let (stopAudio, stopNetwork) = (self.stopAudio, self.stopNetwork)
+        try network.startHelpers()
         // Arrivals are stamped on the network thread: a late wake-up would pass for network jitter.
         threads.append(try JoinableThread(name: "network", realtime: true) { network.run(until: stopNetwork) })
         threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(until: stopAudio) })
@@ -137,6 +138,7 @@ public final class Call: @unchecked Sendable {
         poller.wake()
         for thread in threads { thread.join() }
         threads.removeAll()
+        network.stopHelpers()
         sink.close()
         // Paired devices heard in this call were seen now (`intercom paired`).
         if let security = configuration.security {

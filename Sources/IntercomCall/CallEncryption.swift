@@ -1,3 +1,6 @@
+import Atomics
+import Dispatch
+import Glibc
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -15,22 +18,35 @@ public struct CallSecurity: Sendable {
     }
 }
 
-/// The network thread's encryption: the secure channel, and the trusted list it reloads when
-/// the file changes (a `pair` or `unpair` in another process takes effect within a second).
+/// The network thread's encryption: the secure channel, which it alone touches, and a thread
+/// of its own for what must not run on a real-time thread: the handshakes' Diffie–Hellman work
+/// (handed over and back through two rings) and reading the trusted list when its file changes
+/// (a `pair` or `unpair` in another process takes effect within a second).
 final class CallEncryption {
-    private(set) var channel: SecureChannel<SocketAddress>
+    typealias Channel = SecureChannel<SocketAddress>
+    private(set) var channel: Channel
     private let security: CallSecurity
-    private var stamp: FileStamp?
     /// Plain RTP or RTCP that reached an encrypted call.
     private var unencryptedPackets = 0
 
-    init(_ security: CallSecurity) {
+    private let work = SPSCRing<Channel.Work>(capacity: 64)
+    private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
+    private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
+    private let workArrived = DispatchSemaphore(value: 0)
+    private let stopping = ManagedAtomic<Bool>(false)
+    private var worker: JoinableThread?
+    private let wakeNetwork: @Sendable () -> Void
+
+    init(_ security: CallSecurity, wakeNetwork: @escaping @Sendable () -> Void) {
         self.security = security
-        var configuration = SecureChannel<SocketAddress>.Configuration(staticPrivateKey: security.identity.privateKey)
+        self.wakeNetwork = wakeNetwork
+        var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
         configuration.rekeyInterval = security.rekeyIntervalNanoseconds
-        stamp = security.trustedDevices.stamp()
-        channel = SecureChannel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
+        configuration.defersHandshakes = true
+        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
     }
+
+    deinit { stop() }
 
     /// Devices that share our identity (our own processes) are trusted without pairing.
     private static func rule(_ security: CallSecurity, _ trusted: Set<[UInt8]>) -> @Sendable ([UInt8]) -> Bool {
@@ -38,18 +54,62 @@ final class CallEncryption {
         return { key in key == own || trusted.contains(key) }
     }
 
-    /// Reloads the trusted list if its file changed; sessions with devices no longer on it end.
-    func reloadTrustIfChanged() {
-        let current = security.trustedDevices.stamp()
-        guard current != stamp else { return }
-        // A list that cannot be read trusts nobody but ourselves until it can.
-        let trusted = (try? security.trustedDevices.trustedKeys()) ?? []
-        stamp = current
-        channel.updateTrust(Self.rule(security, trusted))
+    /// Starts the handshake thread (an ordinary thread, never real-time).
+    func start() throws {
+        let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
+            (work, results, trustUpdates, workArrived, stopping, wakeNetwork, security.trustedDevices)
+        worker = try JoinableThread(name: "handshakes") {
+            var stamp = store.stamp()
+            var nextTrustCheck = SystemClock.monotonicNanoseconds()
+            while !stopping.load(ordering: .relaxed) {
+                _ = workArrived.wait(timeout: .now() + .milliseconds(250))
+                while let item = work.pop() {
+                    let result = Channel.perform(item)
+                    // The network thread drains results every turn; wait for room rather than lose one.
+                    while !results.push(result), !stopping.load(ordering: .relaxed) { usleep(1_000) }
+                    wakeNetwork()
+                }
+                let now = SystemClock.monotonicNanoseconds()
+                guard now >= nextTrustCheck else { continue }
+                nextTrustCheck = now + 1_000_000_000
+                let current = store.stamp()
+                guard current != stamp else { continue }
+                // A list that cannot be read trusts nobody but ourselves until it can.
+                if trustUpdates.push((try? store.trustedKeys()) ?? []) {
+                    stamp = current
+                    wakeNetwork()
+                }
+            }
+        }
     }
 
-    func receive(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) -> SecureChannel<SocketAddress>.Received {
-        channel.receive(bytes, from: address, now: now)
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
+        workArrived.signal()
+        worker?.join()
+        worker = nil
+    }
+
+    /// Hands the channel's new handshake work to the other thread; work that finds no room is
+    /// refused like a handshake over the rate limit.
+    private func handOff() {
+        for item in channel.takeWork() {
+            if work.push(item) { workArrived.signal() } else { channel.abandon(item) }
+        }
+    }
+
+    /// Takes in what the handshake thread finished and a changed trusted list (sessions with
+    /// devices no longer on it end); returns the handshake messages to send.
+    func collect(now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {
+        while let trusted = trustUpdates.pop() { channel.updateTrust(Self.rule(security, trusted)) }
+        var out: [(bytes: [UInt8], to: SocketAddress)] = []
+        while let result = results.pop() { out += channel.apply(result, now: now) }
+        return out
+    }
+
+    func receive(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) -> Channel.Received {
+        defer { handOff() }
+        return channel.receive(bytes, from: address, now: now)
     }
 
     func seal(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to address: SocketAddress) -> [UInt8]? {
@@ -57,7 +117,8 @@ final class CallEncryption {
     }
 
     func maintain(wanted: [SocketAddress], now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {
-        channel.maintain(wanted: wanted, now: now)
+        defer { handOff() }
+        return channel.maintain(wanted: wanted, now: now)
     }
 
     func forget(_ address: SocketAddress) { channel.forget(address) }

@@ -55,7 +55,7 @@ final class NetworkLoop {
         self.inbox = inbox
         self.capture = capture
         peers = PeerTable(keepaliveTimeout: configuration.keepaliveTimeoutNanoseconds)
-        encryption = configuration.security.map(CallEncryption.init)
+        encryption = configuration.security.map { CallEncryption($0, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
@@ -66,13 +66,13 @@ final class NetworkLoop {
             if now >= nextReport {
                 for peer in peers.expire(now: now) { forgetPeer(at: peer.address) }
                 for source in sources.expire(now: now) { stopPlaying(source) }
-                encryption?.reloadTrustIfChanged()
                 sendReports(now: now)
                 nextReport = now + configuration.reportIntervalNanoseconds
             }
             maintainSessions(now: now)
             _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))
             applyDirectoryChanges()
+            collectHandshakes()
             receiveAll()
             sendQueuedAudio()
         }
@@ -127,6 +127,18 @@ final class NetworkLoop {
     private static func owner(of address: SocketAddress) -> [UInt8] { Array(address.description.utf8) }
 
     // MARK: Sessions
+
+    /// The encrypted channel's helper thread: started with the call, stopped after the goodbye.
+    func startHelpers() throws { try encryption?.start() }
+    func stopHelpers() { encryption?.stop() }
+
+    /// Handshake steps the helper thread finished, and a changed list of paired devices.
+    private func collectHandshakes() {
+        guard let encryption else { return }
+        for (datagram, destination) in encryption.collect(now: SystemClock.monotonicNanoseconds()) {
+            sendRaw(datagram, to: destination)
+        }
+    }
 
     /// Starts, repeats and renews handshakes with the peers we call (named or discovered);
     /// learned peers reached us with a handshake of their own.
