@@ -48,7 +48,7 @@ extension EndToEndTests {
             #expect(waiting.wait(seconds: 30) == 0, "\(waiting.standardOutput) \(waiting.standardError)")
 
             // The running daemons notice the new pairing and call each other.
-            let connected = alice.waitUntil(seconds: 8) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
+            let connected = alice.waitUntil(seconds: 12) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
             #expect(connected != nil, "alice: \(alice.peers())\n\(alice.process.standardError)")
             let prints = alice.peers().compactMap { $0["fingerprint"] as? String }
             #expect(prints.contains(Fingerprint(publicKey: back.identity.publicKey).description), "\(prints)")

@@ -243,6 +243,18 @@ struct SecureChannelTests {
         #expect(pair.deliver([(toA, "a")], from: "b")["a"] == [[UInt8(ascii: "y")]])
     }
 
+    @Test func aDevicePairedAfterARefusalIsTriedAgainAtOnce() {
+        var pair = ChannelPair(aTrustsB: false)
+        pair.connect()
+        #expect(pair.a.counters.untrusted == 1 && pair.a.peers.isEmpty)
+        #expect(pair.a.maintain(wanted: ["b"], now: pair.now + 1_000_000_000).isEmpty, "backing off while untrusted")
+        let bKey = pair.bKey
+        pair.a.updateTrust { $0 == bKey }
+        pair.now += 1_000_000_000
+        _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+        #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
+    }
+
     @Test func aDeviceNoLongerTrustedLosesItsSessionAtOnce() {
         var pair = ChannelPair()
         pair.connect()

@@ -159,9 +159,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     /// Replaces the trust rule (a device was paired or unpaired); sessions with devices no longer
-    /// trusted end at once.
+    /// trusted end at once, and devices refused before are tried again.
     public mutating func updateTrust(_ isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
         self.isTrusted = isTrusted
+        // A device refused under the old list may be paired now: try it again at once.
+        untrustedUntil.removeAll()
         for (index, session) in sessions where !isTrusted(session.remoteStaticKey) { drop(index) }
     }
 
