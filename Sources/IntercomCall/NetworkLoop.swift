@@ -225,7 +225,14 @@ final class NetworkLoop {
         }
         // Only a stream whose sequence numbers follow on (RFC 3550's probation) is played:
         // random datagrams that happen to parse as RTP never are.
-        switch sources.record(ssrc: packet.ssrc, owner: owner, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, now: now) {
+        // Peers we called (and, encrypted, every authenticated one) keep room reserved: a crowd
+        // of strangers' streams cannot keep them out.
+        let reserved = encryption != nil || peers.peers[address].map { $0.origin != .learned } ?? false
+        let outcome = sources.record(
+            ssrc: packet.ssrc, owner: owner, reserved: reserved, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, now: now
+        )
+        for evicted in sources.takeEvicted() { stopPlaying(evicted) }
+        switch outcome {
         case .recorded(validated: true):
             break
         case .recorded(validated: false), .full:

@@ -33,7 +33,7 @@ final class PlaybackPipeline {
             frameSamples: configuration.frameSamples, maximumDelay: configuration.maximumJitterDelayNanoseconds
         )
         let undecodable = self.undecodable
-        mixer = StreamMixer(jitterBufferConfiguration: jitter) { _ in
+        mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in
             (OpusPlayoutDecoder(undecodable: undecodable), ResamplingRateAdjuster.make())
         }
     }

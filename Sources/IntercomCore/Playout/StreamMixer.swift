@@ -14,6 +14,9 @@ public final class StreamMixer {
 
     /// How long a stream may receive nothing before it is removed (once it has nothing left to play), in nanoseconds.
     public let idleTimeout: UInt64
+    /// Streams at once; a new SSRC beyond it is not played (the network thread's source table
+    /// keeps fewer, so this only matters when its goodbyes could not be delivered).
+    public let maximumStreams: Int
     private let configuration: JitterBufferConfiguration
     private let makeDecoderAndAdjuster: (_ ssrc: UInt32) -> (decoder: any FrameDecoder, rateAdjuster: any RateAdjuster)?
     /// Few peers: a small array keeps the mixing order deterministic and lookups cheap.
@@ -29,11 +32,13 @@ public final class StreamMixer {
     public init(
         jitterBufferConfiguration: JitterBufferConfiguration = JitterBufferConfiguration(),
         idleTimeout: UInt64 = 5_000_000_000,
+        maximumStreams: Int = 64,
         limiter: SoftLimiter = SoftLimiter(),
         makeDecoderAndAdjuster: @escaping (_ ssrc: UInt32) -> (decoder: any FrameDecoder, rateAdjuster: any RateAdjuster)?
     ) {
         configuration = jitterBufferConfiguration
         self.idleTimeout = idleTimeout
+        self.maximumStreams = maximumStreams
         self.limiter = limiter
         self.makeDecoderAndAdjuster = makeDecoderAndAdjuster
     }
@@ -72,7 +77,7 @@ public final class StreamMixer {
         if let existing = entries.firstIndex(where: { $0.ssrc == ssrc }) {
             index = existing
         } else {
-            guard let components = makeDecoderAndAdjuster(ssrc) else { return }
+            guard entries.count < maximumStreams, let components = makeDecoderAndAdjuster(ssrc) else { return }
             let stream = ReceiveStream(configuration: configuration, decoder: components.decoder, rateAdjuster: components.rateAdjuster)
             entries.append(Entry(ssrc: ssrc, stream: stream, lastArrival: now))
             index = entries.endIndex - 1

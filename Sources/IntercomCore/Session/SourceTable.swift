@@ -3,16 +3,21 @@
 ///
 /// Everything in it is bounded: a few sources per owner, a fixed total, and each source leaves
 /// with its owner, on BYE, or after a silence. A stranger filling the table evicts its own
-/// entries and those still on probation first, never a validated source of another peer.
+/// entries and those still on probation first; a validated source is pushed out for a source
+/// of a peer we called (`reserved`), and for anyone's once it has been quiet for a second, so
+/// strangers that stop sending cannot keep a newcomer out for the five seconds of its expiry.
 public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
     public struct Limits: Sendable {
-        /// Sources at once; a LAN call has a handful.
-        public var total = 64
+        /// Sources at once; a LAN call has a handful. (Each playing source costs its stream
+        /// about 100 kB: decoder, jitter buffer, resampler.)
+        public var total = 32
         /// Sources one owner may have: a peer that restarts comes back with a new SSRC while
         /// its old one is still expiring.
         public var perOwner = 2
         /// A source silent this long has left.
         public var silence: UInt64 = 5_000_000_000
+        /// A learned peer's source quiet this long may make room for a newcomer's.
+        public var evictableSilence: UInt64 = 1_000_000_000
 
         public init() {}
     }
@@ -20,6 +25,9 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
     public struct Source: Sendable {
         public var reception: ReceptionStatistics
         public let owner: Owner
+        /// Its owner is a peer we called (named, discovered or authenticated), not one that
+        /// made itself known.
+        public let reserved: Bool
         public var lastHeard: UInt64
         public var senderReport: ReceivedSenderReport?
     }
@@ -35,17 +43,21 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
 
     public let limits: Limits
     public private(set) var sources: [UInt32: Source] = [:]
+    /// Sources pushed out to make room since the last `takeEvicted()`: their streams must stop too.
+    private var evicted: [UInt32] = []
 
     public init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
-    /// Records an RTP packet of `ssrc` from `owner`.
-    public mutating func record(ssrc: UInt32, owner: Owner, sequenceNumber: UInt16, timestamp: UInt32, now: UInt64) -> Outcome {
+    /// Records an RTP packet of `ssrc` from `owner`; `reserved` when the owner is a peer we called.
+    public mutating func record(
+        ssrc: UInt32, owner: Owner, reserved: Bool = false, sequenceNumber: UInt16, timestamp: UInt32, now: UInt64
+    ) -> Outcome {
         if let existing = sources[ssrc], existing.owner != owner { return .ownedByAnother }
         if sources[ssrc] == nil {
-            guard makeRoom(for: owner) else { return .full }
-            sources[ssrc] = Source(reception: ReceptionStatistics(ssrc: ssrc), owner: owner, lastHeard: now)
+            guard makeRoom(for: owner, reserved: reserved, now: now) else { return .full }
+            sources[ssrc] = Source(reception: ReceptionStatistics(ssrc: ssrc), owner: owner, reserved: reserved, lastHeard: now)
         }
         sources[ssrc]!.lastHeard = now
         let validated = sources[ssrc]!.reception.record(sequenceNumber: sequenceNumber, rtpTimestamp: timestamp, arrivalNanoseconds: now)
@@ -92,17 +104,31 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
         }
     }
 
-    private mutating func makeRoom(for owner: Owner) -> Bool {
+    /// The sources pushed out to make room since the last call.
+    public mutating func takeEvicted() -> [UInt32] {
+        defer { evicted.removeAll() }
+        return evicted
+    }
+
+    private mutating func makeRoom(for owner: Owner, reserved: Bool, now: UInt64) -> Bool {
         let own = sources.filter { $0.value.owner == owner }
         if own.count >= limits.perOwner, let oldest = own.min(by: { $0.value.lastHeard < $1.value.lastHeard }) {
-            sources[oldest.key] = nil
+            evict(oldest.key)
         }
         guard sources.count >= limits.total else { return true }
         let probation = sources.filter { !$0.value.reception.isValidated }
-        if let oldest = probation.min(by: { $0.value.lastHeard < $1.value.lastHeard }) {
-            sources[oldest.key] = nil
-            return true
+        let evictable = sources.filter { source in
+            !source.value.reserved && (reserved || now - min(now, source.value.lastHeard) >= limits.evictableSilence)
         }
-        return false
+        guard let oldest = (probation.isEmpty ? evictable : probation).min(by: { $0.value.lastHeard < $1.value.lastHeard }) else {
+            return false
+        }
+        evict(oldest.key)
+        return true
+    }
+
+    private mutating func evict(_ ssrc: UInt32) {
+        sources[ssrc] = nil
+        evicted.append(ssrc)
     }
 }

@@ -6,9 +6,9 @@ struct SourceTableTests {
     typealias Table = SourceTable<String>
 
     /// Two packets in sequence: enough to validate a source.
-    static func validate(_ table: inout Table, ssrc: UInt32, owner: String, at now: UInt64) -> Table.Outcome {
-        _ = table.record(ssrc: ssrc, owner: owner, sequenceNumber: 1, timestamp: 0, now: now)
-        return table.record(ssrc: ssrc, owner: owner, sequenceNumber: 2, timestamp: 480, now: now)
+    static func validate(_ table: inout Table, ssrc: UInt32, owner: String, reserved: Bool = false, at now: UInt64) -> Table.Outcome {
+        _ = table.record(ssrc: ssrc, owner: owner, reserved: reserved, sequenceNumber: 1, timestamp: 0, now: now)
+        return table.record(ssrc: ssrc, owner: owner, reserved: reserved, sequenceNumber: 2, timestamp: 480, now: now)
     }
 
     @Test func aStrangerSprayingSSRCsKeepsOnlyItsOwnFewAndARealPeerStillGetsIn() {
@@ -28,7 +28,7 @@ struct SourceTableTests {
         #expect(table.sources[1] == nil, "the oldest source on probation made room")
     }
 
-    @Test func aFullTableOfValidatedSourcesRefusesRatherThanEvictsAnotherPeer() {
+    @Test func aFullTableOfTalkingSourcesRefusesANewcomerRatherThanEvictsAPeer() {
         var table = Table()
         for index in 0..<table.limits.total {
             _ = Self.validate(&table, ssrc: UInt32(index + 1), owner: "p\(index / 2)", at: UInt64(index))
@@ -36,6 +36,31 @@ struct SourceTableTests {
         let late = table.record(ssrc: 9_999, owner: "late", sequenceNumber: 1, timestamp: 0, now: 1_000)
         #expect(late == .full)
         #expect(table.sources.count == table.limits.total)
+    }
+
+    @Test func aPeerWeCalledPushesOutAStrangersValidatedSourceAndEvictionsAreReported() {
+        var table = Table()
+        for index in 0..<table.limits.total {
+            _ = Self.validate(&table, ssrc: UInt32(index + 1), owner: "s\(index / 2)", at: UInt64(index))
+        }
+        #expect(table.takeEvicted().isEmpty)
+        #expect(Self.validate(&table, ssrc: 9_999, owner: "called", reserved: true, at: 1_000) == .recorded(validated: true))
+        #expect(table.takeEvicted() == [1], "the stranger's least recently heard source made room")
+        #expect(table.takeEvicted().isEmpty)
+        // A source pushed out for the owner's own newer one is reported too (its stream must stop).
+        _ = Self.validate(&table, ssrc: 10_000, owner: "called", reserved: true, at: 1_002)
+        _ = Self.validate(&table, ssrc: 10_001, owner: "called", reserved: true, at: 1_003)
+        #expect(table.takeEvicted() == [2, 9_999])
+    }
+
+    @Test func strangersThatFellQuietForASecondMakeRoomForANewcomer() {
+        var table = Table()
+        for index in 0..<table.limits.total {
+            _ = Self.validate(&table, ssrc: UInt32(index + 1), owner: "s\(index / 2)", at: 0)
+        }
+        #expect(Self.validate(&table, ssrc: 9_999, owner: "late", at: table.limits.evictableSilence - 1) == .full)
+        #expect(Self.validate(&table, ssrc: 9_999, owner: "late", at: table.limits.evictableSilence) == .recorded(validated: true))
+        #expect(table.takeEvicted().count == 1)
     }
 
     @Test func anSSRCBelongsToItsOwnerForBYEReportsAndPackets() {
