@@ -54,7 +54,7 @@ def main():
     if args.report_from:
         import pickle
         saved = pickle.loads(Path(args.report_from).read_bytes())
-        report.write(Path(args.output), ROOT, *saved)
+        report.write(Path(args.output), report.BenchRun(*saved))
         return
     drift_seconds = 60.0 * (args.drift_minutes if args.drift_minutes else (2.0 if args.quick else 30.0))
 
@@ -238,10 +238,11 @@ def main():
     ctx["elapsed"] = time.monotonic() - started
     ctx["elapsed_with_build"] = time.monotonic() - wall0
     out = Path(args.output)
-    saved = (ctx, lab_results, file_results, extras, lab_links, file_links, lab_impls, [c[0] for c in file_configs])
+    figures = report.BenchRun(ctx, lab_results, file_results, extras, lab_links, file_links, lab_impls,
+                              [c[0] for c in file_configs])
     import pickle
-    (workdir / "results.pickle").write_bytes(pickle.dumps(saved))
-    report.write(out, ROOT, *saved)
+    (workdir / "results.pickle").write_bytes(pickle.dumps(tuple(figures)))  # a plain tuple: --report-from reads old ones
+    report.write(out, figures)
     print(f"bench: wrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} in {ctx['elapsed']:.0f} s "
           f"({ctx['elapsed_with_build']:.0f} s with the build)", flush=True)
 
