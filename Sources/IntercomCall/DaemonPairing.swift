@@ -8,7 +8,7 @@ import Synchronization
 /// (so that a headless device pairs its own identity, not that of whoever typed the command
 /// over ssh). One run at a time, on a thread of its own; the daemon's call goes on.
 ///
-/// Requests: `pair` (make a code, wait), `pair CODE` (find a waiting device), `pair result`.
+/// Requests (`StatusRequest`): `pair` (make a code, wait), `pair CODE` (find a waiting device), `pair result`.
 public final class DaemonPairing: Sendable {
     private let identity: DeviceIdentity
     private let store: TrustedDeviceStore
@@ -30,18 +30,8 @@ public final class DaemonPairing: Sendable {
         self.logger = logger
     }
 
-    /// The reply to a `pair…` request, or nil if `request` is not one.
-    public func reply(to request: String) -> String? {
-        let words = request.split(separator: " ")
-        guard words.first == "pair" else { return nil }
-        if words.count == 2, words[1] == "result" { return result() }
-        guard words.count <= 2 else { return "error: pair takes at most a code\n" }
-        let code = words.count == 2 ? String(words[1]) : nil
-        if let code, code.count != 6 || !code.allSatisfy({ $0.isASCII && $0.isNumber }) { return "error: a code is six digits\n" }
-        return start(code: code)
-    }
-
-    private func start(code: String?) -> String {
+    /// Starts pairing with the code the other device printed, or makes a code and waits; the reply line.
+    public func start(code: String?) -> String {
         let printed = code == nil ? makePairingCode() : nil
         let started = state.withLock { state -> Bool in
             if case .running = state { return false }
@@ -70,7 +60,8 @@ public final class DaemonPairing: Sendable {
         return printed.map { "code: \($0)\n" } ?? "looking\n"
     }
 
-    private func result() -> String {
+    /// How the pairing is going; the reply line.
+    public func result() -> String {
         state.withLock { state in
             switch state {
             case .idle: "error: no pairing was asked for\n"

@@ -23,18 +23,21 @@ public struct StatusReport: Codable, Sendable {
         self.call = call.statistics()
     }
 
-    /// The reply to one status-socket request.
-    public static func reply(to request: String, call: Call, pairing: DaemonPairing? = nil) -> String {
-        if let answer = pairing?.reply(to: request) { return answer }
-        switch request {
-        case "status", "status json":
+    /// The reply to the bytes of one status-socket request.
+    public static func reply(to bytes: [UInt8], call: Call, pairing: DaemonPairing? = nil) -> String {
+        switch StatusRequest.parse(bytes) {
+        case .success(.status):
             let encoder = JSONEncoder()
             encoder.keyEncodingStrategy = .convertToSnakeCase
             encoder.outputFormatting = [.sortedKeys]
             guard let data = try? encoder.encode(StatusReport(call: call)) else { return "error: cannot encode the status\n" }
             return String(decoding: data, as: UTF8.self) + "\n"
-        default:
-            return "error: unknown request '\(TerminalText.sanitized(request.prefix(40)))'; try 'status'\n"
+        case .success(.pair(let code)):
+            return pairing?.start(code: code) ?? "error: this call cannot pair (it is not encrypted)\n"
+        case .success(.pairResult):
+            return pairing?.result() ?? "error: this call cannot pair (it is not encrypted)\n"
+        case .failure(let error):
+            return "\(error)\n"
         }
     }
 

@@ -112,7 +112,7 @@ struct Status: ParsableCommand {
     var socket = StatusSocket.defaultPath
 
     func run() throws {
-        let reply = try StatusSocket.ask("status", path: socket)
+        let reply = try StatusSocket.ask(.status, path: socket)
         guard !reply.hasPrefix("error"), let data = reply.data(using: .utf8) else {
             throw ValidationError("the daemon answered: \(reply.trimmingCharacters(in: .whitespacesAndNewlines))")
         }

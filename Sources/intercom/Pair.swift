@@ -86,7 +86,7 @@ struct Pair: ParsableCommand {
 
     /// Asks the daemon at `socket` to pair, and follows its progress.
     private func pairDaemon() throws {
-        func ask(_ request: String) throws -> String {
+        func ask(_ request: StatusRequest) throws -> String {
             do {
                 return try StatusSocket.ask(request, path: socket).trimmingCharacters(in: .whitespacesAndNewlines)
             } catch {
@@ -94,7 +94,7 @@ struct Pair: ParsableCommand {
                 throw ExitCode(69)
             }
         }
-        let started = try ask(code.map { "pair \($0)" } ?? "pair")
+        let started = try ask(.pair(code: code))
         guard !started.hasPrefix("error") else { throw ValidationError("the daemon answered: \(started)") }
         let say = { (line: String) in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         say("pairing the running daemon (\(socket))")
@@ -102,7 +102,7 @@ struct Pair: ParsableCommand {
         let deadline = Date().addingTimeInterval(PairingSession.Options().timeoutSeconds + 10)
         while Date() < deadline {
             Thread.sleep(forTimeInterval: 0.25)
-            let result = try ask("pair result")
+            let result = try ask(.pairResult)
             if result == "waiting" { continue }
             if result.hasPrefix("paired ") {
                 let parts = result.dropFirst(7).split(separator: " ", maxSplits: 1)

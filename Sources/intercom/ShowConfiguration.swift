@@ -1,5 +1,7 @@
+import Foundation
 import ArgumentParser
 import IntercomCall
+import IntercomCore
 
 /// `intercom config`: the settings a call would use, and where each came from.
 struct ShowConfiguration: ParsableCommand {
@@ -20,7 +22,8 @@ struct ShowConfiguration: ParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        for warning in file.warnings { print("warning: \(warning)") }
+        // Warnings go to stderr: what is printed is a configuration file itself.
+        for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
         let given = Array(CommandLine.arguments.drop { $0 != Self._commandName }.dropFirst())
         let effective = try Talk.parse(file.arguments + given)
         print("# \(file.path)\(file.entries.isEmpty ? " (no settings)" : "")")
@@ -38,7 +41,9 @@ struct ShowConfiguration: ParsableCommand {
             } else {
                 source = "default"
             }
-            let line = "\(setting.key) = \(value(of: setting, in: effective))"
+            // Valid TOML that reads back to the same settings; an unset one stays a comment.
+            let line = value(of: setting, in: effective).map { "\(setting.key) = \(ConfigurationText.literal($0))" }
+                ?? "# \(setting.key) = (not set)"
             print(line.padding(toLength: max(line.count, 40), withPad: " ", startingAt: 0) + " # \(source)")
         }
     }
@@ -50,40 +55,40 @@ struct ShowConfiguration: ParsableCommand {
         }
     }
 
-    private func quoted(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "(none)" }
-
-    /// The value a call would use, read from the parsed options.
-    private func value(of setting: ConfigurationSchema.Setting, in talk: Talk) -> String {
-        let a = talk.audio, n = talk.network, t = talk.talk
+    /// The value a call would use, read from the parsed options; nil where none is set.
+    private func value(of setting: ConfigurationSchema.Setting, in talk: Talk) -> ConfigurationText.Value? {
+        let (audio, network, options) = (talk.audio, talk.network, talk.talk)
+        func text(_ value: String?) -> ConfigurationText.Value? { value.map { .string($0) } }
         switch setting.path {
-        case "audio.capture": return quoted(a.capture)
-        case "audio.playback": return quoted(a.playback)
-        case "audio.buffer-ms": return "\(a.audioBufferMilliseconds)"
-        case "audio.frame-ms": return "\(a.frameMilliseconds)"
-        case "audio.bitrate": return "\(a.bitrate)"
-        case "audio.fec": return "\(!a.noFEC)"
-        case "audio.dtx": return "\(a.dtx)"
-        case "audio.aec": return "\(!a.noEchoCancellation)"
-        case "audio.echo-tail-ms": return "\(a.echoTailMilliseconds)"
-        case "audio.denoise": return "\(!a.noDenoise)"
-        case "audio.agc": return "\(!a.noAutomaticGainControl)"
-        case "network.port": return "\(n.port)"
-        case "network.peers": return "[" + n.peer.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
-        case "network.discovery": return "\(!n.noDiscovery)"
-        case "network.name": return quoted(n.name ?? defaultPeerName())
-        case "talk.mode": return t.mode?.rawValue ?? "(ptt at a terminal, else open)"
-        case "talk.vox-threshold": return "\(t.voxThreshold)"
-        case "talk.ptt-device": return quoted(t.pttDevice)
-        case "talk.ptt-key": return quoted(t.pttKey)
-        case "talk.ptt-max-seconds": return "\(t.pttMaxSeconds)"
-        case "talk.ptt-latch": return "\(t.pttLatch)"
-        case "talk.ptt-hold-ms": return "\(t.pttHoldMilliseconds)"
-        case "talk.tones": return "\(t.tones)"
-        case "talk.ptt-gpio": return quoted(t.pttGPIO)
-        case "talk.gpio-active-high": return "\(t.gpioActiveHigh)"
-        case "talk.tx-lamp-gpio": return quoted(t.transmitLampGPIO)
-        case "talk.rx-lamp-gpio": return quoted(t.receiveLampGPIO)
-        default: return "?"
+        case "audio.capture": return text(audio.capture)
+        case "audio.playback": return text(audio.playback)
+        case "audio.buffer-ms": return .integer(audio.audioBufferMilliseconds)
+        case "audio.frame-ms": return .integer(audio.frameMilliseconds)
+        case "audio.bitrate": return .integer(audio.bitrate)
+        case "audio.fec": return .boolean(!audio.noFEC)
+        case "audio.dtx": return .boolean(audio.dtx)
+        case "audio.aec": return .boolean(!audio.noEchoCancellation)
+        case "audio.echo-tail-ms": return .integer(audio.echoTailMilliseconds)
+        case "audio.denoise": return .boolean(!audio.noDenoise)
+        case "audio.agc": return .boolean(!audio.noAutomaticGainControl)
+        case "network.port": return .integer(network.port)
+        case "network.bind": return text(network.bind)
+        case "network.peers": return .array(network.peer.map { .string($0) })
+        case "network.discovery": return .boolean(!network.noDiscovery)
+        case "network.name": return .string(network.name ?? defaultPeerName())
+        case "talk.mode": return text(options.mode?.rawValue)
+        case "talk.vox-threshold": return .integer(options.voxThreshold)
+        case "talk.ptt-device": return text(options.pttDevice)
+        case "talk.ptt-key": return text(options.pttKey)
+        case "talk.ptt-max-seconds": return .float(options.pttMaxSeconds)
+        case "talk.ptt-latch": return .boolean(options.pttLatch)
+        case "talk.ptt-hold-ms": return .integer(options.pttHoldMilliseconds)
+        case "talk.tones": return .boolean(options.tones)
+        case "talk.ptt-gpio": return text(options.pttGPIO)
+        case "talk.gpio-active-high": return .boolean(options.gpioActiveHigh)
+        case "talk.tx-lamp-gpio": return text(options.transmitLampGPIO)
+        case "talk.rx-lamp-gpio": return text(options.receiveLampGPIO)
+        default: return nil
         }
     }
 }

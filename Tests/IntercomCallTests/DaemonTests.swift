@@ -15,7 +15,8 @@ extension EndToEndTests {
 
             init(port: Int, peer: Int?, extra: [String] = [], environment: [String: String] = [:]) throws {
                 self.port = port
-                socket = temporaryPath("status.sock")
+                // In a folder of its own, which the daemon makes (as systemd's RuntimeDirectory would be).
+                socket = temporaryPath("run") + "/status.sock"
                 output = temporaryPath("daemon-out.wav")
                 var arguments = ["daemon", "--no-discovery", "--port", "\(port)", "--status-socket", socket, "--output-file", output]
                 if let peer { arguments += ["--peer", "127.0.0.1:\(peer)"] }
@@ -122,7 +123,7 @@ extension EndToEndTests {
             #expect(stat(a.socket, &info) == 0)
             #expect(info.st_mode & 0o777 == 0o600)
             let folder = String(a.socket[..<a.socket.lastIndex(of: "/")!])
-            #expect(stat(folder, &info) == 0 && info.st_mode & 0o077 == 0)
+            #expect(stat(folder, &info) == 0 && info.st_mode & 0o027 == 0, "others may enter the status socket's folder")
             // Another user may not connect.
             let stranger = spawnAndWait(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ChildProcess.intercomPath, "status", "--socket", a.socket])
             #expect(stranger.status != 0)

@@ -1,7 +1,7 @@
 import Foundation
-import TOMLKit
+import IntercomCore
 
-/// The user's configuration file (TOML), read into command-line arguments so that flags
+/// The user's configuration file (TOML, as `ConfigurationText` reads it), read into command-line arguments so that flags
 /// given on the command line, which come after them, win.
 public struct ConfigurationFile: Sendable {
     /// One value from the file, and where it stands.
@@ -38,35 +38,34 @@ public struct ConfigurationFile: Sendable {
 
     /// Parses configuration text; `path` names it in messages.
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ConfigurationFile {
-        let table: TOMLTable
+        let values: [ConfigurationText.Entry]
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(path: path, line: error.source.begin.line, message: error.description)
+            values = try ConfigurationText.parse(text)
         } catch {
-            throw ConfigurationError(path: path, line: nil, message: "\(error)")
+            throw ConfigurationError(path: path, line: error.line, message: error.message)
         }
-        let lines = KeyLines(text)
         var entries: [Entry] = []
         var warnings: [String] = []
+        var unknownTables: Set<String> = []
         let knownTables = Set(ConfigurationSchema.settings.map(\.table))
-        for tableName in table.keys.sorted() {
-            guard knownTables.contains(tableName), let section = table[tableName]?.table else {
-                warnings.append("\(path):\(lines.line(table: nil, key: tableName)): unknown key '\(tableName)' (ignored)")
+        for value in values.sorted(by: { ($0.table, $0.key) < ($1.table, $1.key) }) {
+            let key = TerminalText.sanitized(value.key)
+            guard knownTables.contains(value.table) else {
+                if value.table.isEmpty {
+                    warnings.append("\(path):\(value.line): unknown key '\(key)' outside a table (ignored)")
+                } else if unknownTables.insert(value.table).inserted {
+                    warnings.append("\(path):\(value.line): unknown table [\(TerminalText.sanitized(value.table))] (ignored)")
+                }
                 continue
             }
-            for key in section.keys.sorted() {
-                let line = lines.line(table: tableName, key: key)
-                guard let setting = ConfigurationSchema.setting(table: tableName, key: key) else {
-                    warnings.append("\(path):\(line): unknown key '\(tableName).\(key)' (ignored)")
-                    continue
-                }
-                let value = section[key]!
-                guard let (arguments, display) = convert(value, for: setting) else {
-                    throw ConfigurationError(path: path, line: line, message: "\(setting.path): \(expectation(setting.kind))")
-                }
-                entries.append(Entry(setting: setting, arguments: arguments, display: display, line: line))
+            guard let setting = ConfigurationSchema.setting(table: value.table, key: value.key) else {
+                warnings.append("\(path):\(value.line): unknown key '\(value.table).\(key)' (ignored)")
+                continue
             }
+            guard let arguments = convert(value.value, for: setting) else {
+                throw ConfigurationError(path: path, line: value.line, message: "\(setting.path): \(expectation(setting.kind))")
+            }
+            entries.append(Entry(setting: setting, arguments: arguments, display: ConfigurationText.literal(value.value), line: value.line))
         }
         return ConfigurationFile(path: path, entries: entries, warnings: warnings)
     }
@@ -74,31 +73,29 @@ public struct ConfigurationFile: Sendable {
     /// All entries as command-line arguments, to stand before the user's own.
     public var arguments: [String] { entries.flatMap(\.arguments) }
 
-    private static func convert(_ value: TOMLValueConvertible, for setting: ConfigurationSchema.Setting) -> ([String], String)? {
+    private static func convert(_ value: ConfigurationText.Value, for setting: ConfigurationSchema.Setting) -> [String]? {
         let option = "--" + setting.option
-        switch setting.kind {
-        case .integer(let range):
-            guard let number = value.int, range.contains(number) else { return nil }
-            return ([option, "\(number)"], "\(number)")
-        case .number(let range):
-            guard let number = value.double ?? value.int.map(Double.init), range.contains(number) else { return nil }
-            return ([option, "\(number)"], "\(number)")
-        case .text:
-            guard let text = value.string, !text.isEmpty else { return nil }
-            return ([option, text], "\"\(text)\"")
-        case .choice(let choices):
-            let text = value.string ?? value.int.map(String.init)
-            guard let text, choices.contains(text) else { return nil }
-            return ([option, text], text)
-        case .list:
-            guard let array = value.array else { return nil }
-            let items = array.compactMap(\.string)
-            guard items.count == array.count else { return nil }
-            return (items.flatMap { [option, $0] }, "[" + items.map { "\"\($0)\"" }.joined(separator: ", ") + "]")
-        case .toggle(let whenTrue, let whenFalse):
-            guard let flag = value.bool else { return nil }
-            let chosen = flag ? whenTrue : whenFalse
-            return (chosen.map { ["--" + $0] } ?? [], "\(flag)")
+        switch (setting.kind, value) {
+        case (.integer(let range), .integer(let number)) where range.contains(number):
+            return [option, "\(number)"]
+        case (.number(let range), .integer(let number)) where range.contains(Double(number)):
+            return [option, "\(Double(number))"]
+        case (.number(let range), .float(let number)) where range.contains(number):
+            return [option, "\(number)"]
+        case (.text, .string(let text)) where !text.isEmpty:
+            return [option, text]
+        case (.choice(let choices), .string(let text)) where choices.contains(text):
+            return [option, text]
+        case (.choice(let choices), .integer(let number)) where choices.contains("\(number)"):
+            return [option, "\(number)"]
+        case (.list, .array(let items)):
+            let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
+            guard texts.count == items.count else { return nil }
+            return texts.flatMap { [option, $0] }
+        case (.toggle(let whenTrue, let whenFalse), .boolean(let flag)):
+            return (flag ? whenTrue : whenFalse).map { ["--" + $0] } ?? []
+        default:
+            return nil
         }
     }
 
@@ -111,30 +108,6 @@ public struct ConfigurationFile: Sendable {
         case .list: "expected a list of strings"
         case .toggle: "expected true or false"
         }
-    }
-}
-
-/// Finds the line a key stands on, since the TOML parser reports lines only for syntax errors.
-private struct KeyLines {
-    let lines: [Substring]
-
-    init(_ text: String) { lines = text.split(separator: "\n", omittingEmptySubsequences: false) }
-
-    func line(table: String?, key: String) -> Int {
-        var current: String?
-        for (index, raw) in lines.enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.hasPrefix("[") {
-                current = line.trimmingCharacters(in: CharacterSet(charactersIn: "[] "))
-                if table == nil && current == key { return index + 1 }
-                continue
-            }
-            guard current == table else { continue }
-            let name = line.split(separator: "=", maxSplits: 1).first?.trimmingCharacters(in: .whitespaces)
-                .trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
-            if name == key { return index + 1 }
-        }
-        return 1
     }
 }
 

@@ -9,14 +9,11 @@ import IntercomCore
 public final class StatusSocket: @unchecked Sendable {
     public let path: String
     private let listener: Int32
-    private let respond: @Sendable (String) -> String
+    private let respond: @Sendable ([UInt8]) -> String
     private var thread: JoinableThread?
     private var stopping = false
     private let wakeRead: Int32
     private let wakeWrite: Int32
-
-    /// The longest request line accepted.
-    static let maximumRequest = 256
 
     /// `$XDG_RUNTIME_DIR/intercom/status.sock`, else `/run/intercom/status.sock`.
     public static var defaultPath: String {
@@ -25,8 +22,8 @@ public final class StatusSocket: @unchecked Sendable {
     }
 
     /// Binds the socket (replacing a stale one left by a killed daemon) and starts answering
-    /// on its own thread; `respond` maps a request line to the reply.
-    public init(path: String = StatusSocket.defaultPath, respond: @escaping @Sendable (String) -> String) throws(StatusSocketError) {
+    /// on its own thread; `respond` maps the bytes of a request (read with `StatusRequest`) to the reply.
+    public init(path: String = StatusSocket.defaultPath, respond: @escaping @Sendable ([UInt8]) -> String) throws(StatusSocketError) {
         self.path = path
         self.respond = respond
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
@@ -100,22 +97,19 @@ public final class StatusSocket: @unchecked Sendable {
         }
     }
 
-    /// Reads one line (at most `maximumRequest` bytes, within a second) and replies.
+    /// Reads one line (at most `StatusRequest.maximumBytes`, within a second) and replies.
     private func answer(_ client: Int32) {
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 128)
-        while request.count <= Self.maximumRequest, !request.contains(UInt8(ascii: "\n")) {
+        while request.count <= StatusRequest.maximumBytes, !request.contains(UInt8(ascii: "\n")) {
             let count = read(client, &buffer, buffer.count)
             guard count > 0 else { break }
             request += buffer.prefix(count)
         }
-        let line: String? = request.count > Self.maximumRequest
-            ? nil
-            : String(validating: request.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }, as: UTF8.self)
-        let reply = line.map { respond(String($0.drop { $0 == " " })) } ?? "error: request too long or not text\n"
+        let reply = respond(request)
         var bytes = Array(reply.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -126,12 +120,12 @@ public final class StatusSocket: @unchecked Sendable {
     }
 
     /// Sends `request` to the socket at `path` and returns the reply.
-    public static func ask(_ request: String, path: String = StatusSocket.defaultPath) throws(StatusSocketError) -> String {
+    public static func ask(_ request: StatusRequest, path: String = StatusSocket.defaultPath) throws(StatusSocketError) -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
         defer { close(fd) }
         guard withAddress(path, { connect(fd, $0, $1) }) == 0 else { throw StatusSocketError(path: path, operation: "connect", code: errno) }
-        var bytes = Array((request + "\n").utf8)
+        var bytes = Array((request.line + "\n").utf8)
         _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

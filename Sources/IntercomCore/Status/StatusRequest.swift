@@ -1,0 +1,68 @@
+/// A request on a running intercom's status socket: one line a local client sent. Read with
+/// bounds from raw bytes, since the socket's group may hold more users than the daemon's own.
+public enum StatusRequest: Equatable, Sendable {
+    /// The call's figures, as JSON (`status`, or `status json` as older clients ask).
+    case status
+    /// Pair the daemon's identity: with a code the other device printed, or making one.
+    case pair(code: String?)
+    /// How the pairing asked for last is going.
+    case pairResult
+
+    /// The longest request line accepted, in bytes.
+    public static let maximumBytes = 256
+
+    /// The request in the bytes a client sent, up to its first line break.
+    public static func parse(_ bytes: some Collection<UInt8>) -> Result<StatusRequest, StatusRequestError> {
+        let line = bytes.prefix { $0 != UInt8(ascii: "\n") && $0 != UInt8(ascii: "\r") }
+        guard line.count <= maximumBytes else { return .failure(.tooLong) }
+        guard let text = String(validating: line, as: UTF8.self) else { return .failure(.notText) }
+        let words = text.split(separator: " ")
+        switch (words.first, words.count) {
+        case ("status", 1):
+            return .success(.status)
+        case ("status", 2) where words[1] == "json":
+            return .success(.status)
+        case ("pair", 1):
+            return .success(.pair(code: nil))
+        case ("pair", 2) where words[1] == "result":
+            return .success(.pairResult)
+        case ("pair", 2):
+            let code = words[1]
+            guard code.utf8.count == 6, code.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+                return .failure(.badCode)
+            }
+            return .success(.pair(code: String(code)))
+        case ("pair", _):
+            return .failure(.badCode)
+        default:
+            return .failure(.unknown(TerminalText.sanitized(text.prefix(40))))
+        }
+    }
+
+    /// The line that asks for it.
+    public var line: String {
+        switch self {
+        case .status: "status"
+        case .pair(let code): code.map { "pair \($0)" } ?? "pair"
+        case .pairResult: "pair result"
+        }
+    }
+}
+
+/// Why a status request is refused; its description is the reply line.
+public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConvertible {
+    case tooLong
+    case notText
+    /// Not a request we know: what was asked, cut short and made safe to print.
+    case unknown(String)
+    case badCode
+
+    public var description: String {
+        switch self {
+        case .tooLong: "error: request too long"
+        case .notText: "error: request is not UTF-8 text"
+        case .unknown(let request): "error: unknown request '\(request)'; try 'status'"
+        case .badCode: "error: pair takes at most a code, and a code is six digits"
+        }
+    }
+}

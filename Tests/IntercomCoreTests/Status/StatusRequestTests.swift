@@ -1,0 +1,31 @@
+import IntercomCore
+import Testing
+
+@Suite("Status requests: read with bounds from a local client")
+struct StatusRequestTests {
+    static func parse(_ text: String) -> Result<StatusRequest, StatusRequestError> { StatusRequest.parse(Array(text.utf8)) }
+
+    @Test(arguments: [
+        ("status", StatusRequest.status), ("status json\n", .status), ("  status\r\n", .status),
+        ("pair", .pair(code: nil)), ("pair 012345", .pair(code: "012345")), ("pair result\nextra", .pairResult),
+    ])
+    func knownRequests(line: String, expected: StatusRequest) {
+        #expect(Self.parse(line) == .success(expected))
+        #expect(Self.parse(expected.line) == .success(expected), "a request reads back from its own line")
+    }
+
+    @Test func anythingElseIsRefusedWithALineSafeToPrint() {
+        #expect(Self.parse("pair 12345") == .failure(.badCode))
+        #expect(Self.parse("pair １２３４５６") == .failure(.badCode), "digits of other scripts are not a code")
+        #expect(Self.parse("pair 123456 now") == .failure(.badCode))
+        #expect(Self.parse("status please") == .failure(.unknown("status please")))
+        #expect(StatusRequest.parse([0x73, 0xFF, 0x0A]) == .failure(.notText))
+        #expect(StatusRequest.parse([UInt8](repeating: 0x61, count: StatusRequest.maximumBytes + 1)) == .failure(.tooLong))
+        guard case .failure(let error) = Self.parse("\u{1B}]0;pwned\u{07}" + String(repeating: "x", count: 200)) else {
+            Issue.record("an escape sequence was taken for a request")
+            return
+        }
+        #expect(!error.description.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
+        #expect(error.description.count < 120)
+    }
+}
