@@ -79,6 +79,26 @@ extension EndToEndTests {
             usleep(800_000)
             let before = Self.residentMegabytes(listener.pid)
 
+            // Lying lengths: a CSRC count, an extension and padding longer than the packet; RTCP
+            // lengths of 0 and 0xFFFF, SDES without its terminator, a BYE reason past the end; and
+            // the largest UDP datagram there is.
+            let ssrcBytes: [UInt8] = [0xDE, 0xAD, 0xBE, 0xEF]
+            let lies: [[UInt8]] = [
+                [0x8F, 96, 0, 1, 0, 0, 0, 0] + ssrcBytes,
+                [0x90, 96, 0, 1, 0, 0, 0, 0] + ssrcBytes + [0xBE, 0xDE, 0xFF, 0xFF, 1, 2, 3, 4],
+                [0xA0, 96, 0, 1, 0, 0, 0, 0] + ssrcBytes + [0xF8, 0xFF],
+                [0x80, 201, 0, 0] + ssrcBytes,
+                [0x80, 201, 0xFF, 0xFF] + ssrcBytes + [0, 0, 0, 0],
+                [0x81, 202, 0, 2] + ssrcBytes + [1, 2, 0x61, 0x62],
+                [0x81, 203, 0, 2] + ssrcBytes + [20, 0x61, 0x62, 0x63],
+            ]
+            let liar = LoopbackUDP()
+            for _ in 0..<20 {
+                for lie in lies { liar.send(lie, to: listenerPort) }
+                liar.send([UInt8](repeating: 0x80, count: 65_507), to: listenerPort)
+                usleep(5_000)
+            }
+
             // Opus payloads that are random, or claim 120 ms (six 20 ms frames; 48 of 2.5 ms).
             let opusAttacker = LoopbackUDP()
             for index in 0..<30 {
@@ -156,6 +176,8 @@ extension EndToEndTests {
             // attacks cost is a few MB at most (it was +39 MB for the BYE waves alone).
             #expect(afterAttacks - before < 5, "RSS \(before) MB before the attacks, \(afterAttacks) MB after")
             #expect(end - before < 6, "RSS \(before) MB before the attacks, \(end) MB at the end")
+            #expect(CallFixtures.dropped(stats, "malformed") >= 120, "\(stats["dropped"] ?? "")")
+            #expect(CallFixtures.dropped(stats, "too_large") >= 15, "\(stats["dropped"] ?? "")")
             #expect(CallFixtures.dropped(stats, "unvalidated") > 1000, "\(stats["dropped"] ?? "")")
             #expect(CallFixtures.dropped(stats, "refused_peer") >= 200, "\(stats["dropped"] ?? "")")
             #expect(CallFixtures.dropped(stats, "foreign_ssrc") >= 150, "\(stats["dropped"] ?? "")")
