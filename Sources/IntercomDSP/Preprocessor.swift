@@ -28,6 +28,10 @@ public final class Preprocessor {
     private let state: OpaquePointer
     /// Kept alive while the preprocessor holds a pointer to its state.
     private let echoCanceller: EchoCanceller?
+    private var voiceActivityDetection = false
+    private var voiceStart = 0
+    private var voiceContinue = 0
+    private var wasVoice = false
     /// How fast AGC may raise the gain (dB/s) when it is not held.
     private let agcIncrementDBPerSecond: Int32
     /// Whether AGC's gain is held now (it may still fall): while the far end plays, a rising
@@ -82,9 +86,12 @@ public final class Preprocessor {
         var level = Float(c.agcTargetLevel)
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_AGC_LEVEL, &level)
         setInt(SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, c.agcMaxGainDB)
-        setInt(SPEEX_PREPROCESS_SET_VAD, c.voiceActivityDetection ? 1 : 0)
-        setInt(SPEEX_PREPROCESS_SET_PROB_START, c.vadStartProbability)
-        setInt(SPEEX_PREPROCESS_SET_PROB_CONTINUE, c.vadContinueProbability)
+        // SpeexDSP's own VAD is not switched on: it only compares the speech probability below
+        // with these two thresholds (done in `process`), and enabling it prints a warning on
+        // stderr ("The VAD has been replaced by a hack…") that is not ours to print.
+        voiceActivityDetection = c.voiceActivityDetection
+        voiceStart = c.vadStartProbability
+        voiceContinue = c.vadContinueProbability
         setInt(SPEEX_PREPROCESS_SET_ECHO_SUPPRESS, c.echoSuppressionDB)
         setInt(SPEEX_PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, c.echoSuppressionActiveDB)
     }
@@ -97,7 +104,11 @@ public final class Preprocessor {
             agcGainHeld.toggle()
             setInt(SPEEX_PREPROCESS_SET_AGC_INCREMENT, agcGainHeld ? 0 : Int(agcIncrementDBPerSecond))
         }
-        return frame.withUnsafeMutableBufferPointer { speex_preprocess_run(state, $0.baseAddress) } != 0
+        _ = frame.withUnsafeMutableBufferPointer { speex_preprocess_run(state, $0.baseAddress) }
+        guard voiceActivityDetection else { return true }
+        let probability = speechProbability
+        wasVoice = probability > voiceStart || (wasVoice && probability > voiceContinue)
+        return wasVoice
     }
 
     /// The probability (0...100) that the last frame was speech.
