@@ -70,7 +70,7 @@ let package = Package(
         .executableTarget(
             name: "intercom",
             dependencies: [
-                "IntercomCall", "IntercomIO", "IntercomCore",
+                "IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

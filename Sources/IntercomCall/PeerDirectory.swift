@@ -1,8 +1,8 @@
 import Synchronization
 
-/// Changes to whom the call talks, posted by discovery or a reloaded configuration and taken
-/// by the network thread. The network thread is not a real-time thread, so a short lock is
-/// fine here, and any number of threads may post.
+/// Changes to whom the call talks, posted by any thread (discovery, a reloaded configuration)
+/// and taken by the real-time network thread between its waits. The network thread never waits
+/// for the lock: when a poster holds it, the changes are taken on its next turn (within 100 ms).
 final class PeerDirectory: Sendable {
     private let pending = Mutex<[PeerDirectoryChange]>([])
 
@@ -10,10 +10,11 @@ final class PeerDirectory: Sendable {
         pending.withLock { $0.append(change) }
     }
 
+    /// The changes posted since the last take, or none while a poster holds the lock.
     func take() -> [PeerDirectoryChange] {
-        pending.withLock { changes in
+        pending.withLockIfAvailable { changes in
             defer { changes.removeAll() }
             return changes
-        }
+        } ?? []
     }
 }
