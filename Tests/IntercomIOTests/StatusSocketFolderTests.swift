@@ -33,4 +33,57 @@ struct StatusSocketFolderTests {
         #expect(throws: StatusSocketError.self) { try StatusSocket(path: open + "/status.sock") { _ in "ok\n" } }
         #expect(mode(open) == 0o777)
     }
+
+    @Test func aGroupsFolderGivesTheGroupTheSocketAndAnOpenOneDoesNot() throws {
+        // systemd's RuntimeDirectory= with RuntimeDirectoryMode=0750: the group may connect.
+        let group = temporaryPath("status-group")
+        mkdir(group, 0o750)
+        chmod(group, 0o750)
+        let inGroup = try StatusSocket(path: group + "/status.sock") { _ in "ok\n" }
+        #expect(mode(group + "/status.sock") == 0o660)
+        #expect(mode(group) == 0o750, "an existing folder is never changed")
+        inGroup.stop()
+
+        // Others may enter this one: the socket stays the owner's.
+        let readable = temporaryPath("status-readable")
+        mkdir(readable, 0o755)
+        chmod(readable, 0o755)
+        let inReadable = try StatusSocket(path: readable + "/status.sock") { _ in "ok\n" }
+        #expect(mode(readable + "/status.sock") == 0o600)
+        inReadable.stop()
+    }
+
+    /// What `request` gets from the socket at `path`, asked as an unprivileged user (uid and gid
+    /// 65534) with `groups` as supplementary groups; nil if it cannot connect.
+    private func askAsAnotherUser(_ request: String, path: String, groups: String?) -> String? {
+        let client = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX)
+            try:
+                s.connect(sys.argv[1])
+            except OSError:
+                print("refused"); sys.exit(0)
+            s.sendall(sys.argv[2].encode() + b"\\n")
+            print(s.makefile().read(), end="")
+            """
+        let groupArguments = groups.map { ["--groups=\($0)"] } ?? ["--clear-groups"]
+        let result = spawnAndWait(["setpriv", "--reuid=65534", "--regid=65534"] + groupArguments + ["/usr/bin/python3", "-c", client, path, request])
+        guard result.status == 0 else { return nil }
+        return result.output == "refused\n" ? nil : result.output
+    }
+
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs root (to be another user) and python3"))
+    func theGroupMayReadTheStatusButOnlyTheOwnerMayAskForMore() throws {
+        let folder = temporaryPath("status-shared")
+        mkdir(folder, 0o750)
+        chmod(folder, 0o750)
+        let path = folder + "/status.sock"
+        let socket = try StatusSocket(path: path) { request in "answered \(request)\n" }
+        defer { socket.stop() }
+        let group = "\(getegid())"
+        #expect(askAsAnotherUser("status", path: path, groups: group) == "answered status\n")
+        #expect(askAsAnotherUser("pair", path: path, groups: group)?.hasPrefix("error: only root or the daemon's own user") == true)
+        #expect(askAsAnotherUser("status", path: path, groups: nil) == nil, "not in the group: cannot connect")
+        #expect(try StatusSocket.ask("pair", path: path) == "answered pair\n", "the owner may")
+    }
 }
