@@ -108,7 +108,7 @@ struct Status: ParsableCommand {
     @Flag(help: "Print the status as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("The daemon's status socket.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The daemon's status socket; at the default path, the service's (\(StatusSocket.systemPath)) when nothing answers there.", valueName: "PATH"))
     var socket = StatusSocket.defaultPath
 
     func run() throws {
