@@ -93,3 +93,96 @@ import TestSupport
         }
     }
 }
+
+extension EndToEndTests {
+    /// The installed service's way of running the daemon, played without systemd.
+    @Suite struct ServiceTests {
+        /// The daemon as intercom.service runs it, without systemd: an unprivileged user and group
+        /// with the unit's supplementary group, no new privileges, the unit's environment, the
+        /// runtime folder as systemd makes it (0750, the service's group) and a NOTIFY_SOCKET this
+        /// test listens on. Another user in the service's group reads the status; a user outside it
+        /// cannot connect; pairing is refused to the group.
+        @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root, to be other users"))
+        func theDaemonRunsAsTheUnitRunsItAndItsGroupReadsTheStatus() throws {
+            // Numeric ids no account has: the service's user and group, a member, a stranger.
+            let (service, member, stranger): (UInt32, UInt32, UInt32) = (64_901, 64_902, 64_903)
+            let audio = getgrnam("audio").map { $0.pointee.gr_gid } ?? 29
+            let base = temporaryPath("unit")
+            let runtime = base + "/run/intercom", state = base + "/lib/intercom", configuration = base + "/etc/intercom"
+            for folder in [runtime, state, configuration] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+            defer { try? FileManager.default.removeItem(atPath: base) }
+            chown(runtime, service, service)
+            chmod(runtime, 0o750)
+            chown(state, service, service)
+            chmod(state, 0o700)
+            for folder in [base, base + "/run", base + "/lib", base + "/etc", configuration] { chmod(folder, 0o755) }
+            let port = freeUDPPort()
+            try """
+                [network]
+                discovery = false
+                bind = "127.0.0.1"
+                port = \(port)
+                name = "service"
+
+                [talk]
+                mode = "vox"
+                """.write(toFile: configuration + "/config.toml", atomically: true, encoding: .utf8)
+            chmod(configuration + "/config.toml", 0o644)
+
+            // systemd's end of NOTIFY_SOCKET.
+            let notify = base + "/run/notify.sock"
+            let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in notify.utf8.enumerated() { raw[i] = b } }
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            try #require(bound == 0)
+            chmod(notify, 0o666)
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+            let socketPath = runtime + "/status.sock"
+            // setpriv and env exec the daemon: the child's PID is the daemon's.
+            let daemon = try ChildProcess("setpriv", [
+                "--reuid=\(service)", "--regid=\(service)", "--groups=\(audio)", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
+                "env", "-i", "PATH=/usr/bin:/bin", "XDG_CONFIG_HOME=\(base)/etc", "STATE_DIRECTORY=\(state)", "RUNTIME_DIRECTORY=\(runtime)",
+                "NOTIFY_SOCKET=\(notify)", "WATCHDOG_USEC=1000000",
+                ChildProcess.intercomPath, "daemon", "--status-socket", socketPath,
+            ])
+            defer { daemon.signal(SIGKILL) }
+            var messages: [String] = []
+            var buffer = [UInt8](repeating: 0, count: 512)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !messages.contains(where: { $0.hasPrefix("READY=1") }) {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count > 0 { messages.append(String(decoding: buffer.prefix(count), as: UTF8.self)) }
+            }
+            #expect(messages.contains { $0.hasPrefix("READY=1") }, "\(messages) \(daemon.standardError)")
+
+            var info = stat()
+            #expect(lstat(socketPath, &info) == 0 && info.st_mode & 0o777 == 0o660 && info.st_uid == service && info.st_gid == service)
+            #expect(lstat(state + "/identity", &info) == 0 && info.st_uid == service, "the identity is the service's")
+
+            func status(as uid: UInt32, groups: [UInt32]) -> (status: Int32?, output: String) {
+                let groupArgument = groups.isEmpty ? "--clear-groups" : "--groups=" + groups.map(String.init).joined(separator: ",")
+                return spawnAndWait(["setpriv", "--reuid=\(uid)", "--regid=\(uid)", groupArgument, ChildProcess.intercomPath, "status", "--json", "--socket", socketPath])
+            }
+            let asMember = status(as: member, groups: [service])
+            #expect(asMember.status == 0 && asMember.output.contains("\"name\":\"service\""), "\(asMember)")
+            #expect(status(as: stranger, groups: []).status != 0, "a user outside the group connected")
+            let pairing = spawnAndWait(["setpriv", "--reuid=\(member)", "--regid=\(member)", "--groups=\(service)", ChildProcess.intercomPath, "pair", "--socket", socketPath], timeoutSeconds: 10)
+            #expect(pairing.status != 0, "a member of the group asked the daemon to pair")
+
+            daemon.signal(SIGTERM)
+            #expect(daemon.wait(seconds: 10) == 0, "\(daemon.standardError)")
+            var stopping = false
+            for _ in 0..<20 where !stopping {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count > 0 { stopping = String(decoding: buffer.prefix(count), as: UTF8.self).contains("STOPPING=1") }
+            }
+            #expect(stopping)
+            #expect(!FileManager.default.fileExists(atPath: socketPath), "the socket is removed on the way out")
+        }
+    }
+}
