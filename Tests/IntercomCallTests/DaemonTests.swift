@@ -15,7 +15,8 @@ extension EndToEndTests {
 
             init(port: Int, peer: Int?, extra: [String] = [], environment: [String: String] = [:]) throws {
                 self.port = port
-                socket = temporaryPath("status.sock")
+                // In a folder of its own, which the daemon makes private (0700).
+                socket = temporaryPath("status") + "/status.sock"
                 output = temporaryPath("daemon-out.wav")
                 var arguments = ["daemon", "--no-discovery", "--port", "\(port)", "--status-socket", socket, "--output-file", output]
                 if let peer { arguments += ["--peer", "127.0.0.1:\(peer)"] }
