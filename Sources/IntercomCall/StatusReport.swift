@@ -23,9 +23,14 @@ public struct StatusReport: Codable, Sendable {
         self.call = call.statistics()
     }
 
-    /// The reply to the bytes of one status-socket request.
-    public static func reply(to bytes: [UInt8], call: Call, pairing: DaemonPairing? = nil) -> String {
-        switch StatusRequest.parse(bytes) {
+    /// The reply to the bytes of one status-socket request. Anyone who may connect (the socket's
+    /// group) may read the status; pairing is for the daemon's own user and root.
+    public static func reply(to bytes: [UInt8], fromOwnerOrRoot: Bool, call: Call, pairing: DaemonPairing? = nil) -> String {
+        let request = StatusRequest.parse(bytes)
+        if case .success(let asked) = request, !asked.isReadOnly, !fromOwnerOrRoot {
+            return "error: only root or the daemon's own user may ask '\(asked.line)'\n"
+        }
+        switch request {
         case .success(.status):
             let encoder = JSONEncoder()
             encoder.keyEncodingStrategy = .convertToSnakeCase

@@ -39,7 +39,9 @@ struct Daemon: AsyncParsableCommand {
         let discovery = talkCommand.startDiscovery(for: call, logger: logger)
         defer { discovery?.stop() }
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
-        let status = try StatusSocket(path: statusSocket) { request in StatusReport.reply(to: request, call: call, pairing: pairing) }
+        let status = try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
+            StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
+        }
         defer { status.stop() }
         let reload = installReloadHandler(call: call, logger: logger)
         defer { reload.cancel() }
@@ -108,7 +110,7 @@ struct Status: ParsableCommand {
     @Flag(help: "Print the status as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("The daemon's status socket.", valueName: "PATH"))
+    @Option(help: ArgumentHelp("The daemon's status socket; at the default path, the service's (\(StatusSocket.systemPath)) when nothing answers there.", valueName: "PATH"))
     var socket = StatusSocket.defaultPath
 
     func run() throws {

@@ -39,6 +39,9 @@ public enum StatusRequest: Equatable, Sendable {
         }
     }
 
+    /// Whether it only reads (anyone the socket lets in may ask), rather than acts for the daemon.
+    public var isReadOnly: Bool { self == .status }
+
     /// The line that asks for it.
     public var line: String {
         switch self {

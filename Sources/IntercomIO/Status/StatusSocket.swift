@@ -3,13 +3,15 @@ import IntercomCore
 
 /// A Unix stream socket on which a running intercom answers "what is going on": one request
 /// line in, one reply out, then the connection closes. Only the owner may connect (mode
-/// 0600 on the socket, 0700 on its folder). Anything that is not a known request gets an
-/// error line; slow or oversized requests are cut off, so nothing a client sends can stall
-/// or crash the daemon.
+/// 0600 on the socket, 0700 on its folder), unless the folder was made for a group (systemd's
+/// `RuntimeDirectory=` with mode 0750): then the group may connect too (0660) and read the
+/// status, while everything else (pairing) stays with the owner and root. Anything that is not
+/// a known request gets an error line; slow or oversized requests are cut off, so nothing a
+/// client sends can stall or crash the daemon.
 public final class StatusSocket: @unchecked Sendable {
     public let path: String
     private let listener: Int32
-    private let respond: @Sendable ([UInt8]) -> String
+    private let respond: @Sendable (_ request: [UInt8], _ fromOwnerOrRoot: Bool) -> String
     private var thread: JoinableThread?
     private var stopping = false
     private let wakeRead: Int32
@@ -21,21 +23,30 @@ public final class StatusSocket: @unchecked Sendable {
         return runtime + "/intercom/status.sock"
     }
 
+    /// The system service's socket (the unit's `RuntimeDirectory=intercom`), which `ask` tries
+    /// when nothing is at the default path: a user's session has `XDG_RUNTIME_DIR` set, the
+    /// service does not.
+    public static let systemPath = "/run/intercom/status.sock"
+
     /// Binds the socket (replacing a stale one left by a killed daemon) and starts answering
-    /// on its own thread; `respond` maps the bytes of a request (read with `StatusRequest`) to the reply.
-    public init(path: String = StatusSocket.defaultPath, respond: @escaping @Sendable ([UInt8]) -> String) throws(StatusSocketError) {
+    /// on its own thread; `respond` maps the bytes of a request (read with `StatusRequest`), and
+    /// whether its client runs as the daemon's user or root, to the reply.
+    public init(
+        path: String = StatusSocket.defaultPath, respond: @escaping @Sendable (_ request: [UInt8], _ fromOwnerOrRoot: Bool) -> String
+    ) throws(StatusSocketError) {
         self.path = path
         self.respond = respond
         let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !folder.isEmpty { try Self.prepare(folder: folder, socket: path) }
+        let groupShared = folder.isEmpty ? false : try Self.prepare(folder: folder, socket: path)
         guard path.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else {
             throw StatusSocketError(path: path, operation: "bind", code: ENAMETOOLONG)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
         if Self.isStale(path) { unlink(path) }
-        // Created 0600 from the start: no moment in which another user could connect.
-        let previous = umask(0o177)
+        // Created 0600 (0660 in a group's folder) from the start: no moment in which another
+        // user could connect.
+        let previous = umask(groupShared ? 0o117 : 0o177)
         let bound = Self.withAddress(path) { bind(fd, $0, $1) }
         umask(previous)
         guard bound == 0, listen(fd, 8) == 0 else {
@@ -59,16 +70,19 @@ public final class StatusSocket: @unchecked Sendable {
 
     /// Creates the socket's folder (0700) if it is missing; an existing one keeps its mode (it
     /// may be systemd's `RuntimeDirectory=` or a shared one such as /tmp), but one that others
-    /// may write is used only if it is sticky and whatever is at `socket` is ours.
-    static func prepare(folder: String, socket: String) throws(StatusSocketError) {
+    /// may write is used only if it is sticky and whatever is at `socket` is ours. Returns
+    /// whether the folder is a group's: its group may enter it, others may not.
+    @discardableResult
+    static func prepare(folder: String, socket: String) throws(StatusSocketError) -> Bool {
         if mkdir(folder, 0o700) != 0, errno != EEXIST { throw StatusSocketError(path: folder, operation: "mkdir", code: errno) }
         var status = stat()
         guard lstat(folder, &status) == 0 else { throw StatusSocketError(path: folder, operation: "stat", code: errno) }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw StatusSocketError(path: folder, operation: "use", code: ENOTDIR) }
-        guard status.st_mode & 0o022 != 0 else { return }
+        guard status.st_mode & 0o022 != 0 else { return status.st_mode & 0o010 != 0 && status.st_mode & 0o007 == 0 }
         var existing = stat()
         let ours = lstat(socket, &existing) != 0 || existing.st_uid == geteuid()
         guard status.st_mode & S_ISVTX != 0, ours else { throw StatusSocketError(path: folder, operation: "use (others may write to it)", code: EPERM) }
+        return false
     }
 
     /// Stops answering and removes the socket file.
@@ -109,7 +123,7 @@ public final class StatusSocket: @unchecked Sendable {
             guard count > 0 else { break }
             request += buffer.prefix(count)
         }
-        let reply = respond(request)
+        let reply = respond(request, Self.isOwnerOrRoot(client))
         var bytes = Array(reply.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -119,8 +133,27 @@ public final class StatusSocket: @unchecked Sendable {
         }
     }
 
-    /// Sends `request` to the socket at `path` and returns the reply.
+    /// The connected client runs as the daemon's user or as root (its credentials as the
+    /// kernel saw them at connect).
+    private static func isOwnerOrRoot(_ client: Int32) -> Bool {
+        // struct ucred (pid, uid, gid), which Glibc's module leaves out (it needs _GNU_SOURCE).
+        var credentials = PeerCredentials()
+        var size = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(client, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else { return false }
+        return credentials.uid == geteuid() || credentials.uid == 0
+    }
+
+    /// Sends `request` to the socket at `path` and returns the reply. At the default path, a
+    /// missing socket sends the request to the system service's (`systemPath`) instead.
     public static func ask(_ request: StatusRequest, path: String = StatusSocket.defaultPath) throws(StatusSocketError) -> String {
+        do {
+            return try askOnce(request, path: path)
+        } catch where error.code == ENOENT && path == defaultPath && path != systemPath {
+            return try askOnce(request, path: systemPath)
+        }
+    }
+
+    private static func askOnce(_ request: StatusRequest, path: String) throws(StatusSocketError) -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
         defer { close(fd) }
@@ -154,6 +187,13 @@ public final class StatusSocket: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
     }
+}
+
+/// The kernel's `struct ucred`.
+private struct PeerCredentials {
+    var pid: pid_t = 0
+    var uid: uid_t = 0
+    var gid: gid_t = 0
 }
 
 public struct StatusSocketError: Error, CustomStringConvertible {
