@@ -53,63 +53,19 @@ struct Announce: ParsableCommand {
         defer { signalSources.forEach { $0.cancel() } }
 
         let startedAt = SystemClock.monotonicNanoseconds()
-        EventLine(event: "started", name: announcement.name, id: peerID.description, startedAt: startedAt).write()
+        DiscoveryEventLine(event: "started", name: announcement.name, id: peerID.description, startedAt: startedAt).write()
         let discovery = try ServiceDiscovery(announcing: announcement) { event in
-            EventLine(event, startedAt: startedAt).write()
+            DiscoveryEventLine(event, startedAt: startedAt).write()
         }
         _ = stopRequested.wait(timeout: .now() + duration)
         discovery.stop()
-        var stopped = EventLine(event: "stopped", startedAt: startedAt)
+        var stopped = DiscoveryEventLine(event: "stopped", startedAt: startedAt)
         stopped.timeToFirstPeerSeconds = discovery.nanosecondsToFirstPeer.map { Double($0) / 1e9 }
         stopped.write()
     }
 }
 
-/// One line of `intercom announce`'s output.
-private struct EventLine: Encodable {
-    var event: String
-    var name: String?
-    var id: String?
-    var peer: PeerListing?
-    var message: String?
-    var timeToFirstPeerSeconds: Double?
-    /// CLOCK_MONOTONIC, which every network namespace shares: comparable across processes.
-    var atNanoseconds: UInt64
-    var afterSeconds: Double
-
-    init(event: String, name: String? = nil, id: String? = nil, startedAt: UInt64) {
-        self.event = event
-        self.name = name
-        self.id = id
-        atNanoseconds = SystemClock.monotonicNanoseconds()
-        afterSeconds = Double(atNanoseconds - startedAt) / 1e9
-    }
-
-    init(_ discoveryEvent: DiscoveryEvent, startedAt: UInt64) {
-        let now = SystemClock.monotonicNanoseconds()
-        switch discoveryEvent {
-        case .appeared(let peer):
-            self.init(event: "appeared", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .updated(let peer):
-            self.init(event: "updated", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .disappeared(let peer):
-            self.init(event: "disappeared", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .published(let serviceName):
-            self.init(event: "published", name: serviceName, startedAt: startedAt)
-        case .daemonUnavailable(let error):
-            self.init(event: "daemon_unavailable", startedAt: startedAt)
-            message = "\(error)"
-        case .daemonAvailable:
-            self.init(event: "daemon_available", startedAt: startedAt)
-        case .failed(let error):
-            self.init(event: "failed", startedAt: startedAt)
-            message = "\(error)"
-        }
-    }
-
+extension DiscoveryEventLine {
     /// Writes the line at once, unbuffered: tests read it while the process runs.
     func write() {
         guard let json = try? PeerListing.encoder.encode(self) else { return }

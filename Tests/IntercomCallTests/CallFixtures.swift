@@ -96,6 +96,8 @@ enum CallFixtures {
         let heard: [Float]
         let speaker: [String: Any]
         let listener: [String: Any]
+        /// How long the listener ran (its output file's length, on the wall clock).
+        let listenedSeconds: Double
 
         /// A figure of the `security` object of one side's statistics.
         func securityFigure(_ stats: [String: Any], _ key: String) -> Int {
@@ -107,16 +109,17 @@ enum CallFixtures {
     /// middle), each with its own extra arguments; `during` runs while they talk.
     static func twoPeerCall(
         speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
-        listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, during: ((Double) -> Void)? = nil
+        listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, listenerExtraSeconds: Double = 0.5,
+        during: ((Double) -> Void)? = nil
     ) throws -> TwoPeerRun {
         let speechFile = try SpeechFixture.wavFile(text)
         let input = try SpeechFixture.speech(text)
         let output = temporaryPath("two-peer-out.wav")
         let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-        let seconds = Double(input.count) / 48_000 + 1.5
+        let seconds = speakerSeconds(input)
         let listener = try ChildProcess.intercom(listenerArguments + [
             "--port", "\(listenerPort)", "--no-discovery", "--output-file", output,
-            "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
+            "--duration", "\(seconds + listenerExtraSeconds)", "--stats-json", statsB,
         ])
         let speaker = try ChildProcess.intercom(speakerArguments + [
             "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(speakerTarget ?? listenerPort)",
@@ -125,9 +128,13 @@ enum CallFixtures {
         during?(seconds)
         expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
         return TwoPeerRun(
-            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: try readStats(statsB)
+            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: try readStats(statsB),
+            listenedSeconds: seconds + listenerExtraSeconds
         )
     }
+
+    /// How long a two-peer call's speaker runs for `input`: the speech, and time to settle.
+    static func speakerSeconds(_ input: [Float]) -> Double { Double(input.count) / 48_000 + 1.5 }
 
     /// The median window correlation of B's output with A's input.
     static func correlation(_ run: TwoPeerRun) -> Double {

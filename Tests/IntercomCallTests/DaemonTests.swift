@@ -161,35 +161,14 @@ extension EndToEndTests {
         }
 
         @Test func systemdHearsReadinessWatchdogPingsAndStopping() throws {
-            let path = temporaryPath("notify.sock")
-            let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in path.utf8.enumerated() { raw[i] = b } }
-            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-            #expect(bound == 0)
-            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-
-            let daemon = try RunningDaemon(port: freeUDPPort(), peer: nil, environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"])
-            var messages: [String] = []
-            let deadline = Date().addingTimeInterval(3)
-            var buffer = [UInt8](repeating: 0, count: 512)
-            while Date() < deadline, messages.filter({ $0.contains("WATCHDOG=1") }).count < 2 {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                if count > 0 { messages.append(String(decoding: buffer.prefix(count), as: UTF8.self)) }
-            }
-            #expect(messages.first?.hasPrefix("READY=1") == true, "\(messages)")
-            #expect(messages.filter { $0.contains("WATCHDOG=1") }.count >= 2, "\(messages)")
+            let systemd = try SystemdNotifyListener(path: temporaryPath("notify.sock"))
+            let daemon = try RunningDaemon(port: freeUDPPort(), peer: nil, environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"])
+            systemd.collect(for: 3) { $0.filter { $0.contains("WATCHDOG=1") }.count >= 2 }
+            #expect(systemd.messages.first?.hasPrefix("READY=1") == true, "\(systemd.messages)")
+            #expect(systemd.messages.filter { $0.contains("WATCHDOG=1") }.count >= 2, "\(systemd.messages)")
             kill(try #require(daemon.pid), SIGTERM)
             _ = daemon.process.wait(seconds: 5)
-            var stopping = false
-            for _ in 0..<10 where !stopping {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                if count > 0 { stopping = String(decoding: buffer.prefix(count), as: UTF8.self).contains("STOPPING=1") }
-            }
-            #expect(stopping)
+            #expect(systemd.collect(for: 2) { $0.contains { $0.contains("STOPPING=1") } })
         }
     }
 }

@@ -7,33 +7,15 @@ extension EndToEndTests {
     /// Two real `intercom` processes over loopback, file in and file out.
     @Suite struct TwoPeerCallTests {
         @Test func cleanLinkDeliversTheInputWithoutGaps() throws {
-            let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
-            let input = try SpeechFixture.speech(SpeechFixture.sentence)
-            let (portA, portB) = (freeUDPPort(), freeUDPPort())
-            let output = temporaryPath("clean-out.wav")
-            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-            let seconds = Double(input.count) / 48_000 + 1.5
-
-            let listener = try ChildProcess.intercom([
-                "--port", "\(portB)", "--no-discovery", "--output-file", output,
-                "--duration", "\(seconds + 0.5)", "--stats-json", statsB,
-            ])
-            let speaker = try ChildProcess.intercom([
-                "--port", "\(portA)", "--no-discovery", "--peer", "127.0.0.1:\(portB)",
-                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA,
-            ])
-            CallFixtures.expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
-
-            let heard = try CallFixtures.readWAV(output)
-            let sender = try CallFixtures.readStats(statsA)
-            let receiver = try CallFixtures.readStats(statsB)
-            let alignment = CallFixtures.align(input: input, output: heard.samples, senderStats: sender, receiverStats: receiver)
+            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [])
+            let (input, heard, sender, receiver) = (run.input, run.heard, run.speaker, run.listener)
+            let alignment = CallFixtures.align(input: input, output: heard, senderStats: sender, receiverStats: receiver)
             #expect(alignment.correlation > 0.8, "median correlation \(alignment.correlation)")
             #expect(alignment.wellMatched > 0.9, "\(alignment.windows)")
             #expect(alignment.delayMilliseconds > 0 && alignment.delayMilliseconds < 120, "delay \(alignment.delayMilliseconds) ms")
             // On a clean link the delay barely moves during the call.
             #expect(alignment.largestDelayMilliseconds - alignment.smallestDelayMilliseconds < 25, "\(alignment.windows)")
-            let gaps = CallFixtures.silentBlocks(input: input, output: heard.samples, alignment: alignment)
+            let gaps = CallFixtures.silentBlocks(input: input, output: heard, alignment: alignment)
             #expect(gaps.spoken > 100)
             #expect(gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
             #expect(CallFixtures.int(receiver, "lost") == 0)
@@ -41,38 +23,24 @@ extension EndToEndTests {
             #expect(CallFixtures.int(sender, "fec_expected_loss_percent") == 1)
             #expect(CallFixtures.int(receiver, "received") >= CallFixtures.int(sender, "sent_packets") - 2)
             // The output file runs on the wall clock from its first sample: its length is its running time.
-            let expectedSamples = (seconds + 0.5) * 48_000
-            #expect(abs(Double(heard.samples.count) - expectedSamples) < 0.05 * expectedSamples)
+            let expectedSamples = run.listenedSeconds * 48_000
+            #expect(abs(Double(heard.count) - expectedSamples) < 0.05 * expectedSamples)
         }
 
         @Test func tenPercentLossWithJitterIsConcealedAndCounted() throws {
-            let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
             let input = try SpeechFixture.speech(SpeechFixture.sentence)
-            let (portA, portB, relayA, relayB) = (freeUDPPort(), freeUDPPort(), freeUDPPort(), freeUDPPort())
-            let output = temporaryPath("lossy-out.wav")
-            let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-            let seconds = Double(input.count) / 48_000 + 1.5
-
+            let (portB, relayA, relayB) = (freeUDPPort(), freeUDPPort(), freeUDPPort())
+            // The listener runs long enough to hear the speaker's last packets even when it starts
+            // late on a busy machine: packets after the last one heard are not known to be lost.
+            let extra = 2.0
             let relay = try ChildProcess.intercom([
                 "relay", "--listen-a", "127.0.0.1:\(relayA)", "--listen-b", "127.0.0.1:\(relayB)",
                 "--peer-b", "127.0.0.1:\(portB)", "--network", "loss=10,delay=30ms,jitter=15ms,seed=7",
-                "--duration", "\(seconds + 2)",
+                "--duration", "\(CallFixtures.speakerSeconds(input) + extra)",
             ])
-            let listener = try ChildProcess.intercom([
-                "--port", "\(portB)", "--no-discovery", "--output-file", output,
-                // Long enough to hear the speaker's last packets even when it starts late on a busy
-                // machine: packets after the last one heard are not known to be lost.
-                "--duration", "\(seconds + 2)", "--stats-json", statsB,
-            ])
-            let speaker = try ChildProcess.intercom([
-                "--port", "\(portA)", "--no-discovery", "--peer", "127.0.0.1:\(relayA)",
-                "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA,
-            ])
-            CallFixtures.expectClean([("speaker", speaker), ("listener", listener), ("relay", relay)], within: seconds + 10)
-
-            let heard = try CallFixtures.readWAV(output)
-            let sender = try CallFixtures.readStats(statsA)
-            let receiver = try CallFixtures.readStats(statsB)
+            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], listenerPort: portB, speakerTarget: relayA, listenerExtraSeconds: extra)
+            CallFixtures.expectClean([("relay", relay)], within: 10)
+            let (heard, sender, receiver) = (run.heard, run.speaker, run.listener)
             let sent = CallFixtures.int(sender, "sent_packets")
             let received = CallFixtures.int(receiver, "received")
             let lost = CallFixtures.int(receiver, "lost")
@@ -89,9 +57,9 @@ extension EndToEndTests {
             #expect(CallFixtures.int(receiver, "recovered_fec") > 0)
             // The sender sized its FEC to the loss the receiver reported.
             #expect(CallFixtures.int(sender, "fec_expected_loss_percent") >= 8, "\(sender)")
-            let expectedSamples = (seconds + 2) * 48_000
-            #expect(abs(Double(heard.samples.count) - expectedSamples) < 0.05 * expectedSamples)
-            let alignment = CallFixtures.align(input: input, output: heard.samples, senderStats: sender, receiverStats: receiver)
+            let expectedSamples = run.listenedSeconds * 48_000
+            #expect(abs(Double(heard.count) - expectedSamples) < 0.05 * expectedSamples)
+            let alignment = CallFixtures.align(input: input, output: heard, senderStats: sender, receiverStats: receiver)
             #expect(alignment.correlation > 0.6, "median correlation \(alignment.correlation)")
             #expect(alignment.delayMilliseconds < 250, "delay \(alignment.delayMilliseconds) ms")
         }

@@ -209,9 +209,13 @@ public enum ConfigurationText {
             }
         }
 
-        mutating func basicString() throws(SyntaxError) -> String {
+        mutating func basicString() throws(SyntaxError) -> String { try string(closedBy: "\"", escapes: true) }
+        mutating func literalString() throws(SyntaxError) -> String { try string(closedBy: "'", escapes: false) }
+
+        /// A string on one line: basic ones ("…") read escapes, literal ones ('…') do not.
+        mutating func string(closedBy quote: Unicode.Scalar, escapes: Bool) throws(SyntaxError) -> String {
             advance()
-            guard !(current == "\"" && position + 1 < scalars.count && scalars[position + 1] == "\"") else {
+            guard !(current == quote && position + 1 < scalars.count && scalars[position + 1] == quote) else {
                 throw fail("multi-line strings are not used")
             }
             var text = ""
@@ -219,10 +223,10 @@ public enum ConfigurationText {
                 guard let scalar = current, scalar != "\n" else { throw fail("a string is not closed on its line") }
                 advance()
                 switch scalar {
-                case "\"": return text
-                case "\\": text.unicodeScalars.append(try escape())
+                case quote: return text
+                case "\\" where escapes: text.unicodeScalars.append(try escape())
                 case _ where scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F:
-                    throw fail("a control character in a string (write it as an escape)")
+                    throw fail("a control character in a string" + (escapes ? " (write it as an escape)" : ""))
                 default: text.unicodeScalars.append(scalar)
                 }
             }
@@ -249,21 +253,6 @@ public enum ConfigurationText {
                 guard let code = UInt32(digits, radix: 16), let escaped = Unicode.Scalar(code) else { throw fail("\\\(scalar)\(digits) is not a Unicode scalar") }
                 return escaped
             default: throw fail("unknown escape \\\(shown(scalar))")
-            }
-        }
-
-        mutating func literalString() throws(SyntaxError) -> String {
-            advance()
-            guard !(current == "'" && position + 1 < scalars.count && scalars[position + 1] == "'") else {
-                throw fail("multi-line strings are not used")
-            }
-            var text = ""
-            while true {
-                guard let scalar = current, scalar != "\n" else { throw fail("a string is not closed on its line") }
-                advance()
-                if scalar == "'" { return text }
-                guard !(scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F) else { throw fail("a control character in a string") }
-                text.unicodeScalars.append(scalar)
             }
         }
 

@@ -17,13 +17,7 @@ struct DiscontinuousTransmissionTests {
                 spurtStartErrors.append(Int64(statistics.currentDelay) - Int64(statistics.targetDelay))
             }
         }
-        let simulation = PlayoutSimulation()
-        let pulls = simulation.pulls(toDrain: network.deliveries)
-        let produced = simulation.run(stream, deliveries: network.deliveries, pulls: pulls)
-
-        let statistics = stream.statistics
-        expectConsistentPlayout(decoder.log, statistics, sent: packets.count, network: network)
-        #expect(produced == pulls * 480)
+        let statistics = playOutAndCheck(stream, decoder: decoder, sent: packets.count, network: network)
         #expect(statistics.lost == 0 && statistics.late == 0 && statistics.recoveredByFEC == 0)
         #expect(decoder.log.decodedIndices == Array(0..<packets.count))
         #expect(spurtStartErrors.count == packets.count / talk - 1)

@@ -23,13 +23,7 @@ struct LossRecoveryTests {
         let packets = sender.packets(slots: Int(60 * second / sender.frameDuration))
         let network = NetworkRun(packets: packets, conditions: NetworkConditions(loss: row.loss), clock: ReceiverClock(), seed: row.seed)
         let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: row.frameSamples))
-        let simulation = PlayoutSimulation()
-        let pulls = simulation.pulls(toDrain: network.deliveries)
-        let produced = simulation.run(stream, deliveries: network.deliveries, pulls: pulls)
-
-        let statistics = stream.statistics
-        expectConsistentPlayout(decoder.log, statistics, sent: packets.count, network: network)
-        #expect(produced == pulls * 480)
+        let statistics = playOutAndCheck(stream, decoder: decoder, sent: packets.count, network: network)
         #expect(statistics.late == 0)
         #expect(statistics.lost == network.lostIndices.count)
         #expect(Double(statistics.lost) / Double(packets.count) > 0.5 * Self.rate(of: row.loss))

@@ -21,6 +21,21 @@ func expectConsistentPlayout(
     #expect(Set(log.decodedIndices).isDisjoint(with: network.lostIndices), sourceLocation: sourceLocation)
 }
 
+/// Plays everything `network` delivered through `stream`, checks what must hold after any such
+/// run (every pull filled, `expectConsistentPlayout`), and returns the stream's statistics.
+func playOutAndCheck(
+    _ stream: ReceiveStream, decoder: RecordingDecoder, sent: Int, network: NetworkRun,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> JitterBufferStatistics {
+    let simulation = PlayoutSimulation()
+    let pulls = simulation.pulls(toDrain: network.deliveries)
+    let produced = simulation.run(stream, deliveries: network.deliveries, pulls: pulls)
+    let statistics = stream.statistics
+    expectConsistentPlayout(decoder.log, statistics, sent: sent, network: network, sourceLocation: sourceLocation)
+    #expect(produced == pulls * simulation.pullSamples, sourceLocation: sourceLocation)
+    return statistics
+}
+
 /// A stream whose decoder records what it played, and whose rate adjuster is the linear one.
 func makeRecordingStream(_ configuration: JitterBufferConfiguration = JitterBufferConfiguration()) -> (ReceiveStream, RecordingDecoder) {
     let decoder = RecordingDecoder()

@@ -20,13 +20,7 @@ struct WraparoundTests {
         let conditions = NetworkConditions(jitter: 8 * millisecond, loss: .random(rate: 0.05), duplicateRate: 0.01)
         let network = NetworkRun(packets: packets, conditions: conditions, clock: ReceiverClock(), seed: 11)
         let (stream, decoder) = makeRecordingStream()
-        let simulation = PlayoutSimulation()
-        let pulls = simulation.pulls(toDrain: network.deliveries)
-        let produced = simulation.run(stream, deliveries: network.deliveries, pulls: pulls)
-
-        let statistics = stream.statistics
-        expectConsistentPlayout(decoder.log, statistics, sent: packets.count, network: network)
-        #expect(produced == pulls * 480)
+        let statistics = playOutAndCheck(stream, decoder: decoder, sent: packets.count, network: network)
         #expect(statistics.late <= 3)
         #expect(decoder.log.playedIndices.last == packets.count - 1)
     }

@@ -2,36 +2,9 @@ import Foundation
 import IntercomIO
 import TestSupport
 
-/// One JSON line of `intercom announce`.
-struct AnnounceLine: Decodable {
-    var event: String
-    var name: String?
-    var id: String?
-    var message: String?
-    var peer: PeerLine?
-    var timeToFirstPeerSeconds: Double?
-    var atNanoseconds: UInt64
-    var afterSeconds: Double
-}
-
-/// One peer as `intercom peers --json` and `intercom announce` print it.
-struct PeerLine: Decodable {
-    var name: String
-    var host: String
-    var addresses: [String]
-    var port: UInt16
-    var version: Int?
-    var id: String?
-    var txt: [String: String]
-    var lastSeenSecondsAgo: Double
-    var discoveredAfterSeconds: Double
-}
-
-private let snakeCaseDecoder: JSONDecoder = {
-    let decoder = JSONDecoder()
-    decoder.keyDecodingStrategy = .convertFromSnakeCase
-    return decoder
-}()
+/// One JSON line of `intercom announce`, and one peer of it or of `intercom peers --json`.
+typealias AnnounceLine = DiscoveryEventLine
+typealias PeerLine = PeerListing
 
 /// `intercom announce` running in a lab host, read while it runs.
 struct Announcer {
@@ -46,7 +19,7 @@ struct Announcer {
 
     /// The lines written so far (a line still being written is left for later).
     var lines: [AnnounceLine] {
-        process.standardOutput.split(separator: "\n").compactMap { try? snakeCaseDecoder.decode(AnnounceLine.self, from: Data($0.utf8)) }
+        process.standardOutput.split(separator: "\n").compactMap { try? PeerListing.decoder.decode(AnnounceLine.self, from: Data($0.utf8)) }
     }
 
     /// Our own peer id, from the first line.
@@ -78,5 +51,5 @@ struct Announcer {
 func listPeers(_ lab: LANLab, host: Int, wait: Double) throws -> (peers: [PeerLine]?, process: ChildProcess) {
     let process = try lab.intercom(host, ["peers", "--json", "--wait", String(wait)])
     process.wait(seconds: wait + 10)
-    return (try? snakeCaseDecoder.decode([PeerLine].self, from: Data(process.standardOutput.utf8)), process)
+    return (try? PeerListing.decoder.decode([PeerLine].self, from: Data(process.standardOutput.utf8)), process)
 }
