@@ -1,4 +1,3 @@
-import Atomics
 import IntercomCore
 import IntercomIO
 import Synchronization
@@ -38,8 +37,8 @@ final class PlaybackPipeline {
         }
     }
 
-    func run(until stop: ManagedAtomic<Bool>) {
-        while !stop.load(ordering: .relaxed) {
+    func run(until stop: StopFlag) {
+        while !stop.value.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
             while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
             while let packet = inbox.pop() {
