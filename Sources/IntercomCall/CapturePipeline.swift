@@ -111,7 +111,6 @@ final class CapturePipeline {
             timestamp: header.timestamp, ssrc: stream.ssrc, payload: Array(payload)
         )
         if outbox.push(packet.serialized()) {
-            counters.packetsQueued.wrappingAdd(1, ordering: .relaxed)
             counters.sentPackets.store(Int(stream.packetCount), ordering: .relaxed)
             counters.sentOctets.store(Int(stream.octetCount), ordering: .relaxed)
             counters.lastTimestamp.store(Int(stream.lastTimestamp), ordering: .relaxed)
@@ -177,8 +176,9 @@ final class CapturePipeline {
 
 /// What the capture thread reports, readable from any thread without locks.
 final class CaptureCounters: Sendable {
-    let packetsQueued = Atomic<Int>(0)
+    /// Packets lost because the outbox was full (the network thread fell behind).
     let outboxFull = Atomic<Int>(0)
+    /// Frames lost to an error reading the source, cleaning, or encoding.
     let errors = Atomic<Int>(0)
     let talking = Atomic<Bool>(false)
     /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
