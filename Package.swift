@@ -14,7 +14,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
-        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
@@ -51,7 +50,6 @@ let package = Package(
             name: "IntercomIO",
             dependencies: [
                 "CALSA", "CAvahi", "CGPIOD", "IntercomCore", "IntercomDSP", "IntercomSecurity",
-                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -18,10 +18,6 @@ static inline int intercom_opus_decoder_get_int(OpusDecoder *st, int request, op
     return opus_decoder_ctl(st, request, value);
 }
 
-static inline int intercom_opus_decoder_reset(OpusDecoder *st) {
-    return opus_decoder_ctl(st, OPUS_RESET_STATE);
-}
-
 // The request codes are macros built from expressions Swift does not import.
 static const int INTERCOM_OPUS_SET_BITRATE = OPUS_SET_BITRATE_REQUEST;
 static const int INTERCOM_OPUS_GET_BITRATE = OPUS_GET_BITRATE_REQUEST;
@@ -33,7 +29,6 @@ static const int INTERCOM_OPUS_SET_VBR = OPUS_SET_VBR_REQUEST;
 static const int INTERCOM_OPUS_SET_VBR_CONSTRAINT = OPUS_SET_VBR_CONSTRAINT_REQUEST;
 static const int INTERCOM_OPUS_SET_SIGNAL = OPUS_SET_SIGNAL_REQUEST;
 static const int INTERCOM_OPUS_GET_LOOKAHEAD = OPUS_GET_LOOKAHEAD_REQUEST;
-static const int INTERCOM_OPUS_GET_IN_DTX = OPUS_GET_IN_DTX_REQUEST;
 static const int INTERCOM_OPUS_GET_LAST_PACKET_DURATION = OPUS_GET_LAST_PACKET_DURATION_REQUEST;
 
 #endif

@@ -1,9 +1,9 @@
-import Atomics
 import Foundation
 import IntercomCore
 import IntercomDSP
 import IntercomIO
 import Logging
+import Synchronization
 
 /// One peer in a call: owns the socket and the three threads (capture, playback, network)
 /// and the rings between them, and stops them in an order that loses nothing.
@@ -22,8 +22,8 @@ public final class Call: @unchecked Sendable {
     private let logger: Logger
     /// Peers found or lost by discovery, or named by a reloaded configuration.
     private let directory = PeerDirectory()
-    private let stopAudio = ManagedAtomic<Bool>(false)
-    private let stopNetwork = ManagedAtomic<Bool>(false)
+    private let stopAudio = StopFlag()
+    private let stopNetwork = StopFlag()
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
     /// When the call was set up (monotonic ns): discovery times count from here.
@@ -131,10 +131,10 @@ public final class Call: @unchecked Sendable {
     /// Leaves the call: audio threads first (the last frame is sent), then the network
     /// thread, which says BYE; then the output is finished. Safe to call more than once.
     public func stop() {
-        guard !stopNetwork.load(ordering: .relaxed) || !threads.isEmpty else { return }
-        stopAudio.store(true, ordering: .relaxed)
+        guard !stopNetwork.value.load(ordering: .relaxed) || !threads.isEmpty else { return }
+        stopAudio.value.store(true, ordering: .relaxed)
         for thread in threads where thread.name != "network" { thread.join() }
-        stopNetwork.store(true, ordering: .relaxed)
+        stopNetwork.value.store(true, ordering: .relaxed)
         poller.wake()
         for thread in threads { thread.join() }
         threads.removeAll()

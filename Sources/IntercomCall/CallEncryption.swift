@@ -1,9 +1,9 @@
-import Atomics
 import Dispatch
 import Glibc
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Synchronization
 
 /// What makes a call private: this device's identity and the devices it trusts.
 public struct CallSecurity: Sendable {
@@ -33,7 +33,7 @@ final class CallEncryption {
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
     private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
     private let workArrived = DispatchSemaphore(value: 0)
-    private let stopping = ManagedAtomic<Bool>(false)
+    private let stopping = StopFlag()
     private var worker: JoinableThread?
     private let wakeNetwork: @Sendable () -> Void
 
@@ -61,12 +61,12 @@ final class CallEncryption {
         worker = try JoinableThread(name: "handshakes") {
             var stamp = store.stamp()
             var nextTrustCheck = SystemClock.monotonicNanoseconds()
-            while !stopping.load(ordering: .relaxed) {
+            while !stopping.value.load(ordering: .relaxed) {
                 _ = workArrived.wait(timeout: .now() + .milliseconds(250))
                 while let item = work.pop() {
                     let result = Channel.perform(item)
                     // The network thread drains results every turn; wait for room rather than lose one.
-                    while !results.push(result), !stopping.load(ordering: .relaxed) { usleep(1_000) }
+                    while !results.push(result), !stopping.value.load(ordering: .relaxed) { usleep(1_000) }
                     wakeNetwork()
                 }
                 let now = SystemClock.monotonicNanoseconds()
@@ -84,7 +84,7 @@ final class CallEncryption {
     }
 
     func stop() {
-        stopping.store(true, ordering: .relaxed)
+        stopping.value.store(true, ordering: .relaxed)
         workArrived.signal()
         worker?.join()
         worker = nil

@@ -1,4 +1,3 @@
-import Atomics
 import IntercomIO
 import Logging
 import ServiceLifecycle

@@ -25,9 +25,13 @@ public struct CallStatistics: Codable, Sendable {
     public var datagramsSent = 0
     public var bytesSent = 0
     public var datagramsReceived = 0
+    /// Received datagrams accepted as RTP (handed to playback) and as RTCP.
+    public var rtpReceived = 0
+    public var rtcpReceived = 0
     /// The loss rate our encoder's in-band FEC is sized for now, following the peers' reports.
     public var fecExpectedLossPercent = 0
     public var dropped = Dropped()
+    public var faults = Faults()
     /// The sound devices; nil for an endpoint that is a file.
     public var captureDevice: DeviceStatistics?
     public var playbackDevice: DeviceStatistics?
@@ -49,6 +53,24 @@ public struct CallStatistics: Codable, Sendable {
         public var inboxFull = 0
         public var undecodable = 0
         public var unvalidated = 0
+        /// RTP with our own SSRC: our stream coming back to us.
+        public var ownPackets = 0
+    }
+
+    /// Things that went wrong on our side, each counted once per datagram, packet or frame lost.
+    public struct Faults: Codable, Sendable {
+        /// Datagrams the socket refused to send, and socket errors on receiving.
+        public var sendErrors = 0
+        public var receiveErrors = 0
+        /// Packets the capture thread could not queue because the network thread fell behind.
+        public var outboxFull = 0
+        /// Frames lost to an error reading the microphone or file, cleaning, or encoding.
+        public var captureErrors = 0
+        /// Periods the speaker or output file failed to take.
+        public var playbackErrors = 0
+
+        /// Their sum: zero in a call where nothing went wrong.
+        public var total: Int { sendErrors + receiveErrors + outboxFull + captureErrors + playbackErrors }
     }
 
     /// What befell one sound device during the call.
@@ -96,6 +118,8 @@ public struct CallStatistics: Codable, Sendable {
         datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)
         bytesSent = networkCounters.bytesSent.load(ordering: .relaxed)
         datagramsReceived = networkCounters.datagramsReceived.load(ordering: .relaxed)
+        rtpReceived = networkCounters.rtpReceived.load(ordering: .relaxed)
+        rtcpReceived = networkCounters.rtcpReceived.load(ordering: .relaxed)
         fecExpectedLossPercent = captureCounters.expectedLossPercent.load(ordering: .relaxed)
         dropped = Dropped(
             malformed: networkCounters.malformed.load(ordering: .relaxed),
@@ -107,7 +131,15 @@ public struct CallStatistics: Codable, Sendable {
             unsupportedHello: networkCounters.unsupportedHello.load(ordering: .relaxed),
             inboxFull: networkCounters.inboxFull.load(ordering: .relaxed),
             undecodable: playback.undecodable,
-            unvalidated: networkCounters.unvalidated.load(ordering: .relaxed)
+            unvalidated: networkCounters.unvalidated.load(ordering: .relaxed),
+            ownPackets: networkCounters.ownPackets.load(ordering: .relaxed)
+        )
+        faults = Faults(
+            sendErrors: networkCounters.sendErrors.load(ordering: .relaxed),
+            receiveErrors: networkCounters.receiveErrors.load(ordering: .relaxed),
+            outboxFull: captureCounters.outboxFull.load(ordering: .relaxed),
+            captureErrors: captureCounters.errors.load(ordering: .relaxed),
+            playbackErrors: playback.sinkErrors
         )
         captureDevice = devices.capture
         playbackDevice = devices.playback

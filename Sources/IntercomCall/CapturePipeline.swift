@@ -1,7 +1,7 @@
-import Atomics
 import IntercomCore
 import IntercomDSP
 import IntercomIO
+import Synchronization
 
 /// The send path, run frame by frame on the capture thread: microphone → cleaner (echo
 /// canceller → preprocessor: denoise, AGC, residual echo, voice activity) → talk gate →
@@ -68,12 +68,12 @@ final class CapturePipeline {
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.
-    func run(until stop: ManagedAtomic<Bool>) {
-        while !stop.load(ordering: .relaxed) {
+    func run(until stop: StopFlag) {
+        while !stop.value.load(ordering: .relaxed) {
             do {
                 try captureOneFrame()
             } catch {
-                counters.errors.wrappingIncrement(ordering: .relaxed)
+                counters.errors.wrappingAdd(1, ordering: .relaxed)
             }
         }
     }
@@ -111,13 +111,12 @@ final class CapturePipeline {
             timestamp: header.timestamp, ssrc: stream.ssrc, payload: Array(payload)
         )
         if outbox.push(packet.serialized()) {
-            counters.packetsQueued.wrappingIncrement(ordering: .relaxed)
             counters.sentPackets.store(Int(stream.packetCount), ordering: .relaxed)
             counters.sentOctets.store(Int(stream.octetCount), ordering: .relaxed)
             counters.lastTimestamp.store(Int(stream.lastTimestamp), ordering: .relaxed)
             wakeNetwork()
         } else {
-            counters.outboxFull.wrappingIncrement(ordering: .relaxed)
+            counters.outboxFull.wrappingAdd(1, ordering: .relaxed)
         }
     }
 
@@ -177,28 +176,29 @@ final class CapturePipeline {
 
 /// What the capture thread reports, readable from any thread without locks.
 final class CaptureCounters: Sendable {
-    let packetsQueued = ManagedAtomic<Int>(0)
-    let outboxFull = ManagedAtomic<Int>(0)
-    let errors = ManagedAtomic<Int>(0)
-    let talking = ManagedAtomic<Bool>(false)
+    /// Packets lost because the outbox was full (the network thread fell behind).
+    let outboxFull = Atomic<Int>(0)
+    /// Frames lost to an error reading the source, cleaning, or encoding.
+    let errors = Atomic<Int>(0)
+    let talking = Atomic<Bool>(false)
     /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
-    let talkKeyHeld = ManagedAtomic<Bool>(false)
-    let muted = ManagedAtomic<Bool>(false)
+    let talkKeyHeld = Atomic<Bool>(false)
+    let muted = Atomic<Bool>(false)
     /// The talk mode (an index into `TalkMode.allCases`) and the VOX threshold, which the
     /// capture thread follows when they change.
-    let mode = ManagedAtomic<Int>(0)
-    let voxThreshold = ManagedAtomic<Int>(80)
+    let mode = Atomic<Int>(0)
+    let voxThreshold = Atomic<Int>(80)
     /// The worst loss (per mille) a peer reported for our stream in its latest RTCP report,
     /// and a count of reports, written by the network thread.
-    let reportedLossPermille = ManagedAtomic<Int>(0)
-    let lossReports = ManagedAtomic<Int>(0)
+    let reportedLossPermille = Atomic<Int>(0)
+    let lossReports = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
-    let expectedLossPercent = ManagedAtomic<Int>(0)
+    let expectedLossPercent = Atomic<Int>(0)
     /// Peak of the last frame, 0...32768.
-    let level = ManagedAtomic<Int>(0)
-    let firstSampleTime = ManagedAtomic<UInt64>(0)
+    let level = Atomic<Int>(0)
+    let firstSampleTime = Atomic<UInt64>(0)
     /// Mirrors of the outgoing stream's RTCP sender counters.
-    let sentPackets = ManagedAtomic<Int>(0)
-    let sentOctets = ManagedAtomic<Int>(0)
-    let lastTimestamp = ManagedAtomic<Int>(0)
+    let sentPackets = Atomic<Int>(0)
+    let sentOctets = Atomic<Int>(0)
+    let lastTimestamp = Atomic<Int>(0)
 }

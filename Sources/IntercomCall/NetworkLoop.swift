@@ -1,4 +1,3 @@
-import Atomics
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -59,9 +58,9 @@ final class NetworkLoop {
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
-    func run(until stop: ManagedAtomic<Bool>) {
+    func run(until stop: StopFlag) {
         var nextReport = SystemClock.monotonicNanoseconds()
-        while !stop.load(ordering: .relaxed) {
+        while !stop.value.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
             if now >= nextReport {
                 for peer in peers.expire(now: now) { forgetPeer(at: peer.address) }
@@ -159,15 +158,15 @@ final class NetworkLoop {
             do {
                 received = try socket.receive(into: &buffer)
             } catch .datagramTooLarge {
-                counters.tooLarge.wrappingIncrement(ordering: .relaxed)
+                counters.tooLarge.wrappingAdd(1, ordering: .relaxed)
                 continue
             } catch {
                 // A socket error is not the datagram's fault; try again on the next wake-up.
-                counters.receiveErrors.wrappingIncrement(ordering: .relaxed)
+                counters.receiveErrors.wrappingAdd(1, ordering: .relaxed)
                 break
             }
             guard let (count, from) = received else { break }
-            counters.datagramsReceived.wrappingIncrement(ordering: .relaxed)
+            counters.datagramsReceived.wrappingAdd(1, ordering: .relaxed)
             let now = SystemClock.monotonicNanoseconds()
             handle(buffer[0..<count], from: from, now: now)
         }
@@ -177,7 +176,7 @@ final class NetworkLoop {
     private func handle(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
         guard let encryption else {
             if SecureDatagram.isSecure(bytes) {
-                counters.malformed.wrappingIncrement(ordering: .relaxed)
+                counters.malformed.wrappingAdd(1, ordering: .relaxed)
             } else {
                 sort(bytes, from: address, owner: Self.owner(of: address), now: now)
             }
@@ -203,9 +202,9 @@ final class NetworkLoop {
         do {
             datagram = try Datagram.classify(bytes)
         } catch {
-            if case .rtp(.wrongVersion) = error { counters.wrongVersion.wrappingIncrement(ordering: .relaxed) }
-            else if case .rtcp(.wrongVersion) = error { counters.wrongVersion.wrappingIncrement(ordering: .relaxed) }
-            else { counters.malformed.wrappingIncrement(ordering: .relaxed) }
+            if case .rtp(.wrongVersion) = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
+            else if case .rtcp(.wrongVersion) = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
+            else { counters.malformed.wrappingAdd(1, ordering: .relaxed) }
             return
         }
         switch datagram {
@@ -216,11 +215,11 @@ final class NetworkLoop {
 
     private func handleRTP(_ packet: RTPPacket, from address: SocketAddress, owner: [UInt8], now: UInt64) {
         guard packet.payloadType == configuration.payloadType, !packet.payload.isEmpty else {
-            counters.wrongPayloadType.wrappingIncrement(ordering: .relaxed)
+            counters.wrongPayloadType.wrappingAdd(1, ordering: .relaxed)
             return
         }
         guard packet.ssrc != ssrc else {
-            counters.ownPackets.wrappingIncrement(ordering: .relaxed)
+            counters.ownPackets.wrappingAdd(1, ordering: .relaxed)
             return
         }
         // Only a stream whose sequence numbers follow on (RFC 3550's probation) is played:
@@ -236,34 +235,34 @@ final class NetworkLoop {
         case .recorded(validated: true):
             break
         case .recorded(validated: false), .full:
-            counters.unvalidated.wrappingIncrement(ordering: .relaxed)
+            counters.unvalidated.wrappingAdd(1, ordering: .relaxed)
             return
         case .ownedByAnother:
-            counters.foreignSSRC.wrappingIncrement(ordering: .relaxed)
+            counters.foreignSSRC.wrappingAdd(1, ordering: .relaxed)
             return
         }
         // A stranger that sends a valid stream is a peer that was given our address: answer it.
         guard admit(address, now: now) else {
-            counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
+            counters.refusedPeer.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        counters.rtpReceived.wrappingIncrement(ordering: .relaxed)
+        counters.rtpReceived.wrappingAdd(1, ordering: .relaxed)
         peers.update(address) { $0.ssrc = packet.ssrc }
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
             marker: packet.marker, payload: packet.payload, arrivalTime: now
         )
-        if !inbox.push(received) { counters.inboxFull.wrappingIncrement(ordering: .relaxed) }
+        if !inbox.push(received) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }
 
     private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, owner: [UInt8], now: UInt64) {
         // In plain RTP, reports alone never make a stranger a peer (we would answer it with a
         // stream); in an encrypted call they come from an authenticated session.
         guard encryption != nil || peers.peers[address] != nil, admit(address, now: now) else {
-            counters.refusedPeer.wrappingIncrement(ordering: .relaxed)
+            counters.refusedPeer.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        counters.rtcpReceived.wrappingIncrement(ordering: .relaxed)
+        counters.rtcpReceived.wrappingAdd(1, ordering: .relaxed)
         let arrival = NTPTimestamp(unixNanoseconds: SystemClock.realtimeNanoseconds())
         for packet in packets {
             switch packet {
@@ -295,7 +294,7 @@ final class NetworkLoop {
                         $0.talking = hello.isTalking
                     }
                 } catch {
-                    counters.unsupportedHello.wrappingIncrement(ordering: .relaxed)
+                    counters.unsupportedHello.wrappingAdd(1, ordering: .relaxed)
                 }
             case .unknown:
                 break
@@ -306,7 +305,7 @@ final class NetworkLoop {
     private func noteReports(_ blocks: [ReportBlock], from address: SocketAddress, arrival: NTPTimestamp) {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
-        capture.lossReports.wrappingIncrement(ordering: .relaxed)
+        capture.lossReports.wrappingAdd(1, ordering: .relaxed)
         updateReportedLoss()
         if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
     }
@@ -319,7 +318,7 @@ final class NetworkLoop {
 
     /// A source left (BYE, silence, its peer gone): the playback thread stops playing it at once.
     private func stopPlaying(_ source: UInt32) {
-        if !inbox.push(.goodbye(ssrc: source)) { counters.inboxFull.wrappingIncrement(ordering: .relaxed) }
+        if !inbox.push(.goodbye(ssrc: source)) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }
 
     // MARK: Sending
@@ -374,7 +373,7 @@ final class NetworkLoop {
     private func send(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to destination: SocketAddress) {
         guard let encryption else { return sendRaw(bytes, to: destination) }
         guard let sealed = encryption.seal(bytes, kind: kind, to: destination) else {
-            if kind == .rtp { counters.unsentNoSession.wrappingIncrement(ordering: .relaxed) }
+            if kind == .rtp { counters.unsentNoSession.wrappingAdd(1, ordering: .relaxed) }
             return
         }
         sendRaw(sealed, to: destination)
@@ -383,10 +382,10 @@ final class NetworkLoop {
     private func sendRaw(_ bytes: [UInt8], to destination: SocketAddress) {
         do {
             try socket.send(bytes, to: destination)
-            counters.datagramsSent.wrappingIncrement(ordering: .relaxed)
-            counters.bytesSent.wrappingIncrement(by: bytes.count, ordering: .relaxed)
+            counters.datagramsSent.wrappingAdd(1, ordering: .relaxed)
+            counters.bytesSent.wrappingAdd(bytes.count, ordering: .relaxed)
         } catch {
-            counters.sendErrors.wrappingIncrement(ordering: .relaxed)
+            counters.sendErrors.wrappingAdd(1, ordering: .relaxed)
         }
     }
 

@@ -1,4 +1,3 @@
-import Atomics
 import IntercomCore
 import IntercomIO
 import Synchronization
@@ -14,6 +13,8 @@ final class PlaybackPipeline {
     private let frameSamples: Int
     private var periodsSincePublish = 0
     private let undecodable = PlaybackCounter()
+    /// Periods the sink failed to take.
+    private var sinkErrors = 0
     /// Figures for other threads; the playback thread only ever *tries* this lock.
     let snapshot = Mutex(PlaybackSnapshot())
 
@@ -38,8 +39,8 @@ final class PlaybackPipeline {
         }
     }
 
-    func run(until stop: ManagedAtomic<Bool>) {
-        while !stop.load(ordering: .relaxed) {
+    func run(until stop: StopFlag) {
+        while !stop.value.load(ordering: .relaxed) {
             let now = SystemClock.monotonicNanoseconds()
             while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
             while let packet = inbox.pop() {
@@ -63,7 +64,7 @@ final class PlaybackPipeline {
             do {
                 try sink.write(period)
             } catch {
-                snapshot.withLockIfAvailable { $0.sinkErrors += 1 }
+                sinkErrors += 1
             }
             periodsSincePublish += 1
             if periodsSincePublish >= 10 { publish() }
@@ -73,10 +74,11 @@ final class PlaybackPipeline {
 
     private func publish() {
         let streams = mixer.streamStatistics.map(StreamStatistics.init(stream:))
-        let undecodable = undecodable.count
+        let (undecodable, sinkErrors) = (undecodable.count, sinkErrors)
         let published: Bool? = snapshot.withLockIfAvailable { snapshot in
             snapshot.streams = streams
             snapshot.undecodable = undecodable
+            snapshot.sinkErrors = sinkErrors
             return true
         }
         // A reader held the lock: try again next period rather than wait.

@@ -56,7 +56,11 @@ public struct StatusReport: Codable, Sendable {
         lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
         for (role, xruns, device) in [("microphone", "overruns", call.captureDevice), ("speaker", "underruns", call.playbackDevice)] {
             guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
-            lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  \(xruns) \(device.xruns)")
+            lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  recoveries \(device.recoveries)  \(xruns) \(device.xruns)")
+        }
+        let faults = call.faults
+        if faults.total > 0 {
+            lines.append("FAULTS  send errors \(faults.sendErrors)  receive errors \(faults.receiveErrors)  outbox full \(faults.outboxFull)  capture errors \(faults.captureErrors)  playback errors \(faults.playbackErrors)")
         }
         if call.peers.isEmpty { lines.append("no peers") }
         let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })

@@ -1,7 +1,7 @@
-import Atomics
 import Glibc
 import IntercomCore
 import IntercomIO
+import Synchronization
 
 /// Talk mode's user interface, on its own thread: reads the keyboard (and an evdev talk
 /// button), runs the push-to-talk state machine, and shows the call on the status screen,
@@ -50,7 +50,7 @@ public final class TalkInterface: @unchecked Sendable {
     private var lastDrawn: [String] = []
     private var lastPlainLine = ""
     private var thread: JoinableThread?
-    private let stopping = ManagedAtomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
     /// Yields when the user presses the quit key.
     public let quitRequests: AsyncStream<Void>
     private let quitContinuation: AsyncStream<Void>.Continuation

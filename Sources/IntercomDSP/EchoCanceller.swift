@@ -57,7 +57,4 @@ public final class EchoCanceller {
     /// Whether the speaker played something in the last few hundred milliseconds, so that
     /// the microphone may still hold its echo.
     public var isFarEndActive: Bool { farEnd.isActive }
-
-    /// Forgets the learned echo path, e.g. after a device change.
-    public func reset() { speex_echo_state_reset(state) }
 }

@@ -43,9 +43,6 @@ public final class OpusDecoder {
         return try run(nil, samples: samples, fec: false)
     }
 
-    /// Forgets all history, e.g. when the sender restarted.
-    public func reset() { _ = intercom_opus_decoder_reset(state) }
-
     private func checkLossDuration(_ samples: Int) throws(OpusError) {
         // Opus conceals in multiples of 2.5 ms.
         let quantum = VoiceFormat.samples(milliseconds: 5) / 2

@@ -41,13 +41,6 @@ public final class OpusEncoder {
         return Int(value)
     }
 
-    /// True while DTX has decided the input is silence.
-    public var isInDTX: Bool {
-        var value: Int32 = 0
-        _ = intercom_opus_get_int(state, INTERCOM_OPUS_GET_IN_DTX, &value)
-        return value != 0
-    }
-
     /// Changes the loss rate FEC is sized for, e.g. from the peers' receiver reports.
     public func setExpectedLoss(percent: Int) throws(OpusError) {
         guard OpusEncoderConfiguration.allowedLossPercent.contains(percent) else {

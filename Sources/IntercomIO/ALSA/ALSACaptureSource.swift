@@ -21,12 +21,12 @@ public final class ALSACaptureSource: AudioSource {
     /// `bufferMilliseconds`. A device that cannot be opened is logged once and retried.
     public init(device: String, frameSamples: Int, bufferMilliseconds: Int, logger: Logger) {
         self.device = device
-        let xruns = counters.xrunCount
+        let counters = self.counters
         connection = ALSAReconnector(
             device: device, direction: .capture, counters: counters, logger: logger,
             open: { () throws(ALSAStreamFailure) in
                 try ALSACaptureStream(
-                    device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, xruns: xruns
+                    device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters
                 )
             },
             describe: { $0.pcm.format.description }

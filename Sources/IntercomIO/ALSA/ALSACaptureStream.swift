@@ -1,4 +1,3 @@
-import Atomics
 import IntercomCore
 import IntercomDSP
 
@@ -18,11 +17,11 @@ final class ALSACaptureStream {
     /// CLOCK_REALTIME nanoseconds at which the device captured its first sample.
     private(set) var firstSampleTime: UInt64?
 
-    init(device: String, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>) throws(ALSAStreamFailure) {
+    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         do {
             pcm = try ALSAPCM(
                 device: device, direction: .capture, frameSamples: frameSamples,
-                bufferMilliseconds: bufferMilliseconds, xruns: xruns
+                bufferMilliseconds: bufferMilliseconds, counters: counters
             )
         } catch {
             throw .device(error)

@@ -1,4 +1,3 @@
-import Atomics
 import CALSA
 import Glibc
 import IntercomDSP
@@ -12,7 +11,7 @@ final class ALSAPCM {
     let format: ALSANegotiatedFormat
     private let handle: OpaquePointer
     private let bytesPerFrame: Int
-    private let xruns: ManagedAtomic<Int>
+    private let counters: ALSAStreamCounters
     /// How long a transfer may wait for the device before it counts as stalled.
     private let stallMilliseconds: Int32
     /// The device's poll descriptors, refreshed before each wait.
@@ -20,9 +19,9 @@ final class ALSAPCM {
 
     /// Opens `device` and negotiates the format nearest 48 kHz mono 16-bit it offers, with a
     /// period of about `frameSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
-    /// Underruns and overruns it recovers from are counted in `xruns`.
+    /// Underruns and overruns it recovers from are counted in `counters`.
     init(
-        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>
+        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
     ) throws(ALSAError) {
         _ = alsaLibraryMessagesSilenced
         var opened: OpaquePointer?
@@ -40,7 +39,7 @@ final class ALSAPCM {
         }
         handle = opened
         bytesPerFrame = format.sampleFormat.bytesPerSample * format.channels
-        self.xruns = xruns
+        self.counters = counters
         stallMilliseconds = Int32(max(2_000, 4 * format.bufferFrames * 1000 / format.sampleRate))
         pollDescriptors = Array(repeating: pollfd(), count: max(1, Int(snd_pcm_poll_descriptors_count(opened))))
     }
@@ -133,7 +132,7 @@ final class ALSAPCM {
 
     /// Restarts after an underrun or overrun (EPIPE) or a suspend (ESTRPIPE).
     private func recover(_ code: Int32) throws(ALSAError) {
-        if code == -EPIPE { xruns.wrappingIncrement(ordering: .relaxed) }
+        if code == -EPIPE { counters.xrunCount.wrappingAdd(1, ordering: .relaxed) }
         try checkALSA(snd_pcm_recover(handle, code, 1), "snd_pcm_recover")
     }
 

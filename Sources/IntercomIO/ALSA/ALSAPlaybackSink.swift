@@ -24,12 +24,12 @@ public final class ALSAPlaybackSink: AudioSink {
     /// `bufferMilliseconds`. A device that cannot be opened is logged once and retried.
     public init(device: String, frameSamples: Int, bufferMilliseconds: Int, logger: Logger) {
         self.device = device
-        let xruns = counters.xrunCount
+        let counters = self.counters
         connection = ALSAReconnector(
             device: device, direction: .playback, counters: counters, logger: logger,
             open: { () throws(ALSAStreamFailure) in
                 try ALSAPlaybackStream(
-                    device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, xruns: xruns
+                    device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters
                 )
             },
             describe: { $0.pcm.format.description }

@@ -1,4 +1,3 @@
-import Atomics
 import IntercomCore
 import IntercomDSP
 
@@ -14,11 +13,11 @@ final class ALSAPlaybackStream {
     /// CLOCK_REALTIME nanoseconds at which the device plays the first sample written.
     private(set) var firstSampleTime: UInt64?
 
-    init(device: String, frameSamples: Int, bufferMilliseconds: Int, xruns: ManagedAtomic<Int>) throws(ALSAStreamFailure) {
+    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         do {
             pcm = try ALSAPCM(
                 device: device, direction: .playback, frameSamples: frameSamples,
-                bufferMilliseconds: bufferMilliseconds, xruns: xruns
+                bufferMilliseconds: bufferMilliseconds, counters: counters
             )
         } catch {
             throw .device(error)

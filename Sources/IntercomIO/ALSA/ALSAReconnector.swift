@@ -82,7 +82,7 @@ final class ALSAReconnector<Stream: AnyObject> {
             counters.deviceOpen.store(true, ordering: .relaxed)
             if isMissing {
                 isMissing = false
-                counters.recoveryCount.wrappingIncrement(ordering: .relaxed)
+                counters.recoveryCount.wrappingAdd(1, ordering: .relaxed)
                 logger.notice("ALSA \(direction.rawValue) device '\(device)' is back: \(describe(opened))")
             } else {
                 logger.info("ALSA \(direction.rawValue) device '\(device)' opened: \(describe(opened))")
@@ -100,7 +100,7 @@ final class ALSAReconnector<Stream: AnyObject> {
 
     private func becameMissing(_ what: String) {
         isMissing = true
-        counters.faultCount.wrappingIncrement(ordering: .relaxed)
+        counters.faultCount.wrappingAdd(1, ordering: .relaxed)
         let standIn = direction == .capture ? "capturing silence" : "discarding audio"
         logger.warning("ALSA \(direction.rawValue) device '\(device)' \(what); \(standIn) and retrying until it is back")
     }

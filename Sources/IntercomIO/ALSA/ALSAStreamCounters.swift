@@ -1,12 +1,12 @@
-import Atomics
+import Synchronization
 
 /// What befell an ALSA endpoint's device, readable from any thread while the audio thread
 /// runs it.
 public final class ALSAStreamCounters: Sendable {
-    let xrunCount = ManagedAtomic<Int>(0)
-    let faultCount = ManagedAtomic<Int>(0)
-    let recoveryCount = ManagedAtomic<Int>(0)
-    let deviceOpen = ManagedAtomic<Bool>(false)
+    let xrunCount = Atomic<Int>(0)
+    let faultCount = Atomic<Int>(0)
+    let recoveryCount = Atomic<Int>(0)
+    let deviceOpen = Atomic<Bool>(false)
 
     init() {}
 

@@ -1,4 +1,4 @@
-import Atomics
+import Synchronization
 
 /// A bounded ring for exactly one producer thread and one consumer thread.
 ///
@@ -8,9 +8,9 @@ public final class SPSCRing<Element>: @unchecked Sendable {
     private let capacity: Int
     private let slots: UnsafeMutablePointer<Element?>
     /// Next slot to read; written only by the consumer.
-    private let head = ManagedAtomic<Int>(0)
+    private let head = Atomic<Int>(0)
     /// Next slot to write; written only by the producer.
-    private let tail = ManagedAtomic<Int>(0)
+    private let tail = Atomic<Int>(0)
 
     public init(capacity: Int) {
         precondition(capacity > 0, "a ring needs room for one element")

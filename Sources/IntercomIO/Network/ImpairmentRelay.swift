@@ -1,6 +1,6 @@
-import SystemPackage
-import Atomics
 import IntercomCore
+import Synchronization
+import SystemPackage
 
 /// A userspace UDP relay that puts a simulated network between two peers, for tests,
 /// benchmarks and `intercom relay`.
@@ -85,7 +85,7 @@ public final class ImpairmentRelay {
     public let sideBAddress: SocketAddress
 
     private let counterCells: [CounterCells]
-    private let stopRequested = ManagedAtomic(false)
+    private let stopRequested = StopFlag()
     private let poller: Poller
     private let thread: JoinableThread
 
@@ -122,7 +122,7 @@ public final class ImpairmentRelay {
 
     /// Stops relaying and waits for the relay thread to end. Later calls do nothing.
     public func stop() {
-        stopRequested.store(true, ordering: .releasing)
+        stopRequested.value.store(true, ordering: .releasing)
         poller.wake()
         thread.join()
     }
@@ -130,12 +130,12 @@ public final class ImpairmentRelay {
 
 /// The counters of one direction, written by the relay thread and read by anyone.
 private final class CounterCells: Sendable {
-    let received = ManagedAtomic(0)
-    let forwarded = ManagedAtomic(0)
-    let dropped = ManagedAtomic(0)
-    let duplicated = ManagedAtomic(0)
-    let unroutable = ManagedAtomic(0)
-    let socketErrors = ManagedAtomic(0)
+    let received = Atomic(0)
+    let forwarded = Atomic(0)
+    let dropped = Atomic(0)
+    let duplicated = Atomic(0)
+    let unroutable = Atomic(0)
+    let socketErrors = Atomic(0)
 
     var snapshot: ImpairmentRelay.Counters {
         ImpairmentRelay.Counters(
@@ -152,7 +152,7 @@ private final class RelayLoop {
     private let sockets: [UDPSocket]
     private let poller: Poller
     private let counters: [CounterCells]
-    private let stopRequested: ManagedAtomic<Bool>
+    private let stopRequested: StopFlag
     private let peerIsConfigured: [Bool]
     private var peers: [SocketAddress?]
     private var models: [ImpairmentModel]
@@ -165,7 +165,7 @@ private final class RelayLoop {
 
     init(
         sockets: [UDPSocket], poller: Poller, configuration: ImpairmentRelay.Configuration,
-        counters: [CounterCells], stopRequested: ManagedAtomic<Bool>
+        counters: [CounterCells], stopRequested: StopFlag
     ) {
         self.sockets = sockets
         self.poller = poller
@@ -180,7 +180,7 @@ private final class RelayLoop {
     }
 
     func run() {
-        while !stopRequested.load(ordering: .acquiring) {
+        while !stopRequested.value.load(ordering: .acquiring) {
             deliverDue()
             let now = elapsedNanoseconds()
             let timeout = queue.earliestTime.map { $0 > now ? $0 - now : 0 }
@@ -203,15 +203,15 @@ private final class RelayLoop {
             do {
                 received = try sockets[side].receive(into: &buffer)
             } catch {
-                cells.socketErrors.wrappingIncrement(ordering: .relaxed)
+                cells.socketErrors.wrappingAdd(1, ordering: .relaxed)
                 continue
             }
             guard let received else { return }
             if !peerIsConfigured[side] { peers[side] = received.from }
-            cells.received.wrappingIncrement(ordering: .relaxed)
+            cells.received.wrappingAdd(1, ordering: .relaxed)
             let deliveryTimes = models[side].schedule(packetSentAt: elapsedNanoseconds())
-            if deliveryTimes.isEmpty { cells.dropped.wrappingIncrement(ordering: .relaxed) }
-            if deliveryTimes.count > 1 { cells.duplicated.wrappingIncrement(ordering: .relaxed) }
+            if deliveryTimes.isEmpty { cells.dropped.wrappingAdd(1, ordering: .relaxed) }
+            if deliveryTimes.count > 1 { cells.duplicated.wrappingAdd(1, ordering: .relaxed) }
             let bytes = Array(buffer[..<received.count])
             for time in deliveryTimes {
                 queue.insert(time: time, direction: direction, bytes: bytes)
@@ -226,14 +226,14 @@ private final class RelayLoop {
             let destination = 1 - source
             let cells = counters[source]
             guard let peer = peers[destination] else {
-                cells.unroutable.wrappingIncrement(ordering: .relaxed)
+                cells.unroutable.wrappingAdd(1, ordering: .relaxed)
                 continue
             }
             do {
                 try sockets[destination].send(delivery.bytes, to: peer)
-                cells.forwarded.wrappingIncrement(ordering: .relaxed)
+                cells.forwarded.wrappingAdd(1, ordering: .relaxed)
             } catch {
-                cells.socketErrors.wrappingIncrement(ordering: .relaxed)
+                cells.socketErrors.wrappingAdd(1, ordering: .relaxed)
             }
         }
     }
