@@ -31,7 +31,7 @@ struct Daemon: AsyncParsableCommand {
     func run() async throws {
         let logger = makeLogger(verbose: run.verbose)
         // The configuration file stands before the command line, as for a call.
-        let file = try ConfigurationFile.load()
+        let file = try failing(as: .configuration) { try ConfigurationFile.load() }
         for warning in file.warnings { logger.warning("\(warning)") }
         let talkCommand = try Talk.parse(file.arguments + callArguments())
         let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
@@ -39,8 +39,10 @@ struct Daemon: AsyncParsableCommand {
         let discovery = talkCommand.startDiscovery(for: call, logger: logger)
         defer { discovery?.stop() }
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
-        let status = try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
-            StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
+        let status = try failing(as: .cannotCreate) {
+            try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
+                StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
+            }
         }
         defer { status.stop() }
         let reload = installReloadHandler(call: call, logger: logger)
@@ -53,10 +55,12 @@ struct Daemon: AsyncParsableCommand {
             ? TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: button, gpio: gpio)
             : nil
         logger.info("daemon running", metadata: ["mode": "\(call.configuration.mode.rawValue)", "status": "\(statusSocket)"])
-        try await CallRunner(
-            call: call, duration: talkCommand.run.duration, interface: interface,
-            systemd: SystemdNotifier(environment: ProcessInfo.processInfo.environment), logger: logger
-        ).run()
+        try await failing(as: .software) {
+            try await CallRunner(
+                call: call, duration: talkCommand.run.duration, interface: interface,
+                systemd: SystemdNotifier(environment: ProcessInfo.processInfo.environment), logger: logger
+            ).run()
+        }
         try talkCommand.writeStatistics(of: call)
     }
 
@@ -114,9 +118,9 @@ struct Status: ParsableCommand {
     var socket = StatusSocket.defaultPath
 
     func run() throws {
-        let reply = try StatusSocket.ask(.status, path: socket)
+        let reply = try failing(as: .unavailable) { try StatusSocket.ask(.status, path: socket) }
         guard !reply.hasPrefix("error"), let data = reply.data(using: .utf8) else {
-            throw ValidationError("the daemon answered: \(reply.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw Failure(.unavailable, message: "the daemon answered: \(reply.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         if json {
             print(reply, terminator: "")

@@ -38,11 +38,11 @@ struct Intercom: AsyncParsableCommand {
             if first == Talk._commandName { arguments.removeFirst() }
             arguments = identityArguments + arguments
             do {
-                let file = try ConfigurationFile.load()
+                let file = try failing(as: .configuration) { try ConfigurationFile.load() }
                 for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
                 arguments = [Talk._commandName] + file.arguments + arguments
             } catch {
-                exit(withError: error)
+                exit(reporting: error)
             }
         }
         do {
@@ -53,7 +53,7 @@ struct Intercom: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            exit(withError: error)
+            exit(reporting: error)
         }
     }
 }

@@ -46,17 +46,22 @@ struct AudioOptions: ParsableArguments {
     @Flag(help: "Discontinuous transmission: send almost nothing in silence.")
     var dtx = false
 
-    /// Applies the audio choices to a call's configuration.
-    func apply(to configuration: inout CallConfiguration) throws {
-        configuration.encoder = try encoderConfiguration()
-        configuration.liveInput = inputFile == nil
-        configuration.echoCancellation = !noEchoCancellation
+    /// Every value checked as soon as the options are parsed, before anything is opened.
+    func validate() throws {
         guard (10...2000).contains(echoTailMilliseconds) else {
             throw ValidationError("--echo-tail-ms \(echoTailMilliseconds) is outside 10...2000")
         }
         guard (10...1000).contains(audioBufferMilliseconds) else {
             throw ValidationError("--audio-buffer-ms \(audioBufferMilliseconds) is outside 10...1000")
         }
+        _ = try encoderConfiguration()
+    }
+
+    /// Applies the audio choices to a call's configuration.
+    func apply(to configuration: inout CallConfiguration) throws {
+        configuration.encoder = try encoderConfiguration()
+        configuration.liveInput = inputFile == nil
+        configuration.echoCancellation = !noEchoCancellation
         configuration.echoTailMilliseconds = echoTailMilliseconds
         configuration.preprocessor.denoise = !noDenoise
         configuration.preprocessor.automaticGainControl = !noAutomaticGainControl
@@ -102,6 +107,25 @@ struct NetworkOptions: ParsableArguments {
 }
 
 extension NetworkOptions {
+    /// Every value checked as soon as the options are parsed, before anything is opened.
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not from 0 to 65535") }
+        _ = try peerAddresses()
+        _ = try bindAddress()
+        guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
+    }
+
+    /// The `--peer` addresses.
+    func peerAddresses() throws -> [SocketAddress] {
+        try peer.map { text in
+            do {
+                return try SocketAddress.parse(text, label: "--peer")
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        }
+    }
+
     /// `--bind`'s address (the call's port is set apart).
     func bindAddress() throws -> SocketAddress? {
         guard let bind else { return nil }
@@ -138,7 +162,6 @@ struct IdentityOptions: ParsableArguments {
 
     /// The identity and trusted list an encrypted call uses.
     func callSecurity(rekeySeconds: Double = 120) throws -> CallSecurity {
-        guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
         var security = CallSecurity(identity: try identity(), trustedDevices: try trustedDevices())
         security.rekeyIntervalNanoseconds = UInt64(rekeySeconds * 1e9)
         return security
@@ -191,10 +214,19 @@ struct TalkOptions: ParsableArguments {
         return headless && !fileInput ? .vox : .open
     }
 
-    func apply(to configuration: inout CallConfiguration, interactive: Bool, fileInput: Bool, headless: Bool = false) throws {
+    /// Every value checked as soon as the options are parsed, before anything is opened.
+    func validate() throws {
         guard (1...99).contains(voxThreshold) else { throw ValidationError("--vox-threshold \(voxThreshold) is outside 1...99") }
         guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
         guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
+        guard EvdevKeyEvents.keyCode(named: pttKey) != nil else { throw ValidationError("--ptt-key '\(pttKey)' is not a key name or code") }
+        for (text, option) in [(pttGPIO, "--ptt-gpio"), (transmitLampGPIO, "--tx-lamp-gpio"), (receiveLampGPIO, "--rx-lamp-gpio")] {
+            guard let text else { continue }
+            guard GPIOLineAddress(text) != nil else { throw ValidationError("\(option) '\(text)' is not CHIP:LINE, e.g. gpiochip0:17") }
+        }
+    }
+
+    func apply(to configuration: inout CallConfiguration, interactive: Bool, fileInput: Bool, headless: Bool = false) throws {
         configuration.mode = effectiveMode(interactive: interactive, fileInput: fileInput, headless: headless)
         configuration.talkTones = tones
         configuration.preprocessor.vadStartProbability = voxThreshold
@@ -232,12 +264,11 @@ extension TalkOptions {
     /// The GPIO button and lamps asked for, opened.
     func gpioControls() throws -> TalkInterface.GPIOControls {
         func line(_ text: String?, _ option: String, _ direction: ChipGPIOLine.Direction) throws -> GPIOLine? {
-            guard let text else { return nil }
-            guard let address = GPIOLineAddress(text) else { throw ValidationError("\(option) '\(text)' is not CHIP:LINE, e.g. gpiochip0:17") }
+            guard let text, let address = GPIOLineAddress(text) else { return nil }
             do {
                 return try ChipGPIOLine(address, direction: direction)
             } catch {
-                throw ValidationError("\(option): \(error)")
+                throw Failure(.unavailable, message: "\(option): \(error)")
             }
         }
         return TalkInterface.GPIOControls(
@@ -249,12 +280,11 @@ extension TalkOptions {
 
     /// The evdev talk button, opened, if one was asked for.
     func button() throws -> (device: EvdevDevice, keyCode: UInt16)? {
-        guard let pttDevice else { return nil }
-        guard let code = EvdevKeyEvents.keyCode(named: pttKey) else { throw ValidationError("--ptt-key '\(pttKey)' is not a key name or code") }
+        guard let pttDevice, let code = EvdevKeyEvents.keyCode(named: pttKey) else { return nil }
         do {
             return (try EvdevDevice(path: pttDevice), code)
         } catch {
-            throw ValidationError("--ptt-device \(error)")
+            throw Failure(.unavailable, message: "--ptt-device \(error)")
         }
     }
 }

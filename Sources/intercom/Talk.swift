@@ -29,7 +29,7 @@ struct Talk: AsyncParsableCommand {
         let interface = TalkInterface(
             call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
         )
-        try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run()
+        try await failing(as: .software) { try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run() }
         try writeStatistics(of: call)
     }
 
@@ -37,14 +37,15 @@ struct Talk: AsyncParsableCommand {
     func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
         let configuration = try callConfiguration(interactive: interactive, headless: headless)
         let frame = configuration.frameSamples
-        let source: AudioSource = try audio.inputFile.map { path throws(AudioEndpointError) in
-            try WAVFileSource(path: path, frameSamples: frame)
+        let source: AudioSource = try audio.inputFile.map { path in
+            // A file that is not there (or may not be read) is missing input; one that is, but is no WAV, bad input.
+            try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame) }
         } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
-        let sink: AudioSink = try audio.outputFile.map { path throws(AudioEndpointError) in
-            try WAVFileSink(path: path, frameSamples: frame)
+        let sink: AudioSink = try audio.outputFile.map { path in
+            try failing(as: .cannotCreate) { try WAVFileSink(path: path, frameSamples: frame) }
         } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
 
-        return try Call(configuration: configuration, source: source, sink: sink, logger: logger)
+        return try failing(as: .unavailable) { try Call(configuration: configuration, source: source, sink: sink, logger: logger) }
     }
 
     /// Publishes the call and lets discovered peers join, unless --no-discovery. Discovery
@@ -69,7 +70,7 @@ struct Talk: AsyncParsableCommand {
 
     func writeStatistics(of call: Call) throws {
         if let path = run.statsJSON {
-            try PrivateFile.writeOutput(path, Array(call.statistics().jsonData()))
+            try failing(as: .cannotCreate) { try PrivateFile.writeOutput(path, Array(call.statistics().jsonData())) }
         }
     }
 
@@ -77,17 +78,13 @@ struct Talk: AsyncParsableCommand {
         var configuration = CallConfiguration()
         configuration.port = network.port
         configuration.bindAddress = try network.bindAddress()
-        configuration.staticPeers = try network.peer.map { text in
-            do {
-                return try SocketAddress.parse(text, label: "--peer")
-            } catch {
-                throw ValidationError("\(error)")
-            }
-        }
+        configuration.staticPeers = try network.peerAddresses()
         if let name = network.name { configuration.name = name }
-        if !network.unencrypted { configuration.security = try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
+        if !network.unencrypted {
+            configuration.security = try failing(as: .cannotCreate) { try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
+        }
         configuration.encoder.constrainedVariableBitrate = configuration.security != nil
         return configuration
     }

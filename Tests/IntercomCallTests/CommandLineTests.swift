@@ -21,4 +21,46 @@ import TestSupport
         #expect(before.status == 0 && after.status == 0)
         #expect(before.output.hasPrefix("this device: ") && before.output == after.output, "\(before.output) / \(after.output)")
     }
+
+    /// What a failure prints and the sysexits(3) code it exits with: usage errors with their usage
+    /// text (64), faults met while running as one line without it.
+    static func failure(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32?, errors: String) {
+        let process = try ChildProcess(ChildProcess.intercomPath, arguments, environment: environment)
+        let status = process.wait(seconds: 15)
+        return (status, process.standardError)
+    }
+
+    @Test func everyKindOfFailureHasItsOwnExitCode() throws {
+        let port = "\(freeUDPPort())"
+        let call = ["--no-discovery", "--port", port, "--duration", "1"]
+        let usage = try Self.failure(call + ["--vox-threshold", "0"])
+        #expect(usage.status == 64 && usage.errors.contains("Usage:"), "\(usage)")
+        let typo = try Self.failure(call + ["--prot", "5"])
+        #expect(typo.status == 64 && typo.errors.contains("Did you mean '--port'?"), "\(typo)")
+        let ignored = try Self.failure(["paired", "--mode", "vox"])
+        #expect(ignored.status == 64, "an option the subcommand does not take: \(ignored)")
+
+        let missing = temporaryPath("missing.wav")
+        let noInput = try Self.failure(call + ["--input-file", missing])
+        #expect(noInput.status == 66 && noInput.errors.contains(missing) && !noInput.errors.contains("Usage:"), "\(noInput)")
+        let junk = temporaryPath("junk.wav")
+        try Data("RIFF....WAVEjunk".utf8).write(to: URL(fileURLWithPath: junk))
+        let badInput = try Self.failure(call + ["--input-file", junk])
+        #expect(badInput.status == 65 && !badInput.errors.contains("Usage:"), "\(badInput)")
+        let link = temporaryPath("link.wav")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: junk)
+        let refused = try Self.failure(call + ["--output-file", link])
+        #expect(refused.status == 73 && refused.errors.contains(link) && !refused.errors.contains("Usage:"), "\(refused)")
+
+        let home = temporaryPath("xdg-bad")
+        try FileManager.default.createDirectory(atPath: home + "/intercom", withIntermediateDirectories: true)
+        try "[network]\nport = \"abc\"\n".write(toFile: home + "/intercom/config.toml", atomically: true, encoding: .utf8)
+        let configuration = try Self.failure(call, environment: ["XDG_CONFIG_HOME": home])
+        #expect(configuration.status == 78 && configuration.errors.contains("config.toml:2"), "\(configuration)")
+
+        let holder = LoopbackUDP(port: Int(port)!)
+        let busy = try Self.failure(call + ["--bind", "127.0.0.1"])
+        #expect(busy.status == 69 && busy.errors.contains(port) && !busy.errors.contains("Usage:"), "\(busy)")
+        _ = holder
+    }
 }
