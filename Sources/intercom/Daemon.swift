@@ -29,7 +29,7 @@ struct Daemon: AsyncParsableCommand {
     var statusSocket = StatusSocket.defaultPath
 
     func run() async throws {
-        let logger = makeLogger(verbose: run.verbose)
+        let logger = makeLogger(verbose: run.verbose, quiet: run.quiet)
         // The configuration file stands before the command line, as for a call.
         let file = try failing(as: .configuration) { try ConfigurationFile.load() }
         for warning in file.warnings { logger.warning("\(warning)") }

@@ -242,8 +242,16 @@ struct RunOptions: ParsableArguments {
     @Option(name: .customLong("stats-json"), help: ArgumentHelp("At exit, write the call's statistics to this JSON file.", valueName: "F"))
     var statsJSON: String?
 
-    @Flag(name: .shortAndLong, help: "Log more.")
+    @Flag(name: .shortAndLong, help: "Log more (debugging).")
     var verbose = false
+
+    @Flag(name: .shortAndLong, help: "Log only warnings and errors.")
+    var quiet = false
+
+    func validate() throws {
+        guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet contradict each other") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
+    }
 }
 
 extension TalkMode: ExpressibleByArgument {}

@@ -20,8 +20,8 @@ struct Talk: AsyncParsableCommand {
 
     func run() async throws {
         let interactive = Terminal.isInteractive
-        // The status screen owns the terminal: only errors may be logged over it.
-        let logger = makeLogger(verbose: run.verbose, quiet: interactive)
+        // The status screen owns the terminal: only warnings and errors may be logged over it.
+        let logger = makeLogger(verbose: run.verbose, quiet: interactive || run.quiet)
         let call = try makeCall(interactive: interactive, headless: false, logger: logger)
         warnIfUnencrypted(logger: logger)
         let discovery = startDiscovery(for: call, logger: logger)
@@ -90,10 +90,15 @@ struct Talk: AsyncParsableCommand {
     }
 }
 
+/// The log: to the journal with priorities when systemd connected stderr to it, else as plain
+/// lines on stderr. `quiet` keeps warnings and errors only, `verbose` adds debugging.
 func makeLogger(verbose: Bool, quiet: Bool = false) -> Logger {
+    let level: Logger.Level = quiet ? .warning : verbose ? .debug : .info
+    let journal = JournalLogHandler.isJournal(environment: ProcessInfo.processInfo.environment)
     LoggingSystem.bootstrap { label in
+        if journal { return JournalLogHandler(label: label, level: level) }
         var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = quiet ? .error : verbose ? .debug : .info
+        handler.logLevel = level
         return handler
     }
     return Logger(label: "intercom")

@@ -63,4 +63,24 @@ import TestSupport
         #expect(busy.status == 69 && busy.errors.contains(port) && !busy.errors.contains("Usage:"), "\(busy)")
         _ = holder
     }
+
+    /// Under systemd (stderr is the journal, as `$JOURNAL_STREAM` says), log lines carry their
+    /// priority and no timestamp; `--quiet` keeps warnings and errors.
+    @Test(arguments: [false, true]) func logsSpeakTheJournalsLanguage(quiet: Bool) throws {
+        let log = temporaryPath("journal.log")
+        let call = "\(ChildProcess.intercomPath) --no-discovery --port \(freeUDPPort()) --duration 0.5\(quiet ? " --quiet" : "")"
+        // As systemd does: stderr is a stream whose device and inode the variable names.
+        let result = spawnAndWait(["/bin/sh", "-c", "exec 2>\(log); JOURNAL_STREAM=$(stat -L -c %d:%i /proc/self/fd/2) exec \(call)"])
+        #expect(result.status == 0, "\(result.output)")
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(!lines.isEmpty || quiet)
+        #expect(lines.allSatisfy { $0.range(of: #"^<[0-7]>intercom: "#, options: .regularExpression) != nil }, "\(lines)")
+        #expect(!lines.contains { $0.range(of: #"\d{4}-\d\d-\d\dT"#, options: .regularExpression) != nil }, "a timestamp in \(lines)")
+        if quiet {
+            #expect(!lines.contains { $0.hasPrefix("<6>") || $0.hasPrefix("<7>") }, "\(lines)")
+        } else {
+            #expect(lines.contains { $0.hasPrefix("<6>intercom: ") && $0.contains("call started") }, "\(lines)")
+            #expect(lines.contains { $0.hasPrefix("<4>") }, "the missing sound card is a warning: \(lines)")
+        }
+    }
 }
