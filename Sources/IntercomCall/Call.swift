@@ -26,6 +26,8 @@ public final class Call: @unchecked Sendable {
     private let stopNetwork = StopFlag()
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
+    /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
+    private let discoveryStatus = Atomic<Int>(DiscoveryStatus.off.rawValue)
     /// When the call was set up (monotonic ns): discovery times count from here.
     public var startedAtNanoseconds: UInt64 { startedAt }
 
@@ -128,6 +130,11 @@ public final class Call: @unchecked Sendable {
         poller.wake()
     }
 
+    /// Discovery's news, for the status screen and `intercom status`.
+    public func setDiscoveryStatus(_ status: DiscoveryStatus) {
+        discoveryStatus.store(status.rawValue, ordering: .relaxed)
+    }
+
     /// Leaves the call: audio threads first (the last frame is sent), then the network
     /// thread, which says BYE; then the output is finished. Safe to call more than once.
     public func stop() {
@@ -164,8 +171,23 @@ public final class Call: @unchecked Sendable {
             ),
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime ?? 0,
-            runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9
+            runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9,
+            discovery: DiscoveryStatus(rawValue: discoveryStatus.load(ordering: .relaxed)) ?? .off
         )
+    }
+}
+
+/// Whether the call finds and announces peers by mDNS.
+public enum DiscoveryStatus: Int, Codable, Sendable {
+    /// `--no-discovery`.
+    case off
+    case running
+    /// avahi-daemon is not there (or refused us): only peers named with --peer are called.
+    case unavailable
+
+    /// In words, for the status displays.
+    public var fault: String? {
+        self == .unavailable ? "discovery unavailable (no avahi-daemon): only --peer peers are called" : nil
     }
 }
 

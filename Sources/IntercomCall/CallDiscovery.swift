@@ -49,18 +49,20 @@ public final class CallDiscovery: @unchecked Sendable {
                     return
                 }
                 logger.info("peer found", metadata: [
-                    "name": "\(peer.serviceName)", "address": "\(address)",
+                    "name": "\(TerminalText.sanitized(peer.serviceName))", "address": "\(address)",
                     "after_ms": "\((peer.firstSeenNanoseconds - call.startedAtNanoseconds) / 1_000_000)",
                 ])
                 call.discovered(.appeared(name: peer.serviceName, address: address))
             case .disappeared(let peer):
-                logger.info("peer left", metadata: ["name": "\(peer.serviceName)"])
+                logger.info("peer left", metadata: ["name": "\(TerminalText.sanitized(peer.serviceName))"])
                 call.discovered(.disappeared(name: peer.serviceName))
             case .published(let name):
-                logger.info("published on the LAN", metadata: ["name": "\(name)"])
+                logger.info("published on the LAN", metadata: ["name": "\(TerminalText.sanitized(name))"])
             case .daemonUnavailable(let error):
+                call.setDiscoveryStatus(.unavailable)
                 logger.warning("\(error); peers given with --peer still work, and discovery resumes when avahi-daemon runs")
             case .daemonAvailable:
+                call.setDiscoveryStatus(.running)
                 logger.info("mDNS discovery is running")
             case .failed(let error):
                 logger.warning("mDNS discovery: \(error)")

@@ -39,6 +39,7 @@ public struct CallStatistics: Codable, Sendable {
     public var peers: [PeerSnapshot] = []
     public var security = SecurityStatistics.unencrypted
     public var runningSeconds = 0.0
+    public var discovery = DiscoveryStatus.off
 
     /// Datagrams dropped unplayed, by reason.
     public struct Dropped: Codable, Sendable {
@@ -97,7 +98,8 @@ public struct CallStatistics: Codable, Sendable {
     init(
         playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
         captureCounters: CaptureCounters, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
-        inputStart: UInt64, outputStart: UInt64, runningSeconds: Double
+        inputStart: UInt64, outputStart: UInt64, runningSeconds: Double,
+        discovery: DiscoveryStatus = .off
     ) {
         streams = playback.streams
         for stream in streams {
@@ -147,6 +149,7 @@ public struct CallStatistics: Codable, Sendable {
         security = network.security
         security.unsentNoSession = networkCounters.unsentNoSession.load(ordering: .relaxed)
         self.runningSeconds = runningSeconds
+        self.discovery = discovery
     }
 
     public func jsonData() throws -> Data {

@@ -58,6 +58,7 @@ public struct StatusReport: Codable, Sendable {
             guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
             lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  recoveries \(device.recoveries)  \(xruns) \(device.xruns)")
         }
+        if let discovery = call.discovery.fault { lines.append(discovery) }
         let faults = call.faults
         if faults.total > 0 {
             lines.append("FAULTS  send errors \(faults.sendErrors)  receive errors \(faults.receiveErrors)  outbox full \(faults.outboxFull)  capture errors \(faults.captureErrors)  playback errors \(faults.playbackErrors)")

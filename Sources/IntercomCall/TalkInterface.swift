@@ -178,13 +178,27 @@ public final class TalkInterface: @unchecked Sendable {
             )
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
+        let faults = Self.faults(in: statistics)
         return StatusScreen(
             name: call.configuration.name,
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
             mode: call.configuration.mode,
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
-            keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: notice
+            keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: faults.isEmpty ? notice : faults.joined(separator: "; ")
         )
+    }
+
+    /// What keeps the call from working as it should, in words a person can act on.
+    static func faults(in statistics: CallStatistics) -> [String] {
+        var faults: [String] = []
+        if let device = statistics.captureDevice, !device.open {
+            faults.append("no microphone: '\(device.name)' is missing (retrying)")
+        }
+        if let device = statistics.playbackDevice, !device.open {
+            faults.append("no speaker: '\(device.name)' is missing (retrying)")
+        }
+        if let discovery = statistics.discovery.fault { faults.append(discovery) }
+        return faults
     }
 
     private func show(_ screen: StatusScreen) {
@@ -198,6 +212,7 @@ public final class TalkInterface: @unchecked Sendable {
             // Not a terminal: a plain line whenever who is there or who talks changes.
             let peers = screen.peers.map { "\($0.name) \($0.state.rawValue) \($0.quality)" }.joined(separator: ", ")
             let line = "\(screen.transmitting ? "TX" : "rx") peers: \(peers.isEmpty ? "none" : peers)"
+                + (screen.notice.map { "  (\($0))" } ?? "")
             if line != lastPlainLine {
                 print(line)
                 fflush(nil)

@@ -55,6 +55,7 @@ struct Talk: AsyncParsableCommand {
         do {
             return try CallDiscovery(call: call, logger: logger)
         } catch {
+            call.setDiscoveryStatus(.unavailable)
             logger.warning("mDNS discovery could not start (\(error)); call peers with --peer HOST:PORT")
             return nil
         }

@@ -83,4 +83,13 @@ import TestSupport
             #expect(lines.contains { $0.hasPrefix("<4>") }, "the missing sound card is a warning: \(lines)")
         }
     }
+
+    /// Without a sound card the status lines say so in words, rather than show a call that seems fine.
+    @Test func aMissingSoundDeviceIsNamedOnTheStatusLines() throws {
+        let process = try ChildProcess.intercom(["--no-discovery", "--port", "\(freeUDPPort())", "--duration", "1", "--capture", "nosuchcard", "--playback", "nosuchcard"])
+        #expect(process.wait(seconds: 15) == 0, "\(process.standardError)")
+        let lines = process.standardOutput
+        #expect(lines.contains("no microphone: 'nosuchcard' is missing (retrying)"), "\(lines)")
+        #expect(lines.contains("no speaker: 'nosuchcard' is missing (retrying)"), "\(lines)")
+    }
 }

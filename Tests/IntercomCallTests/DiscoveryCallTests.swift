@@ -93,6 +93,8 @@ extension EndToEndTests {
             let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
             let talking = alice.waitUntil(seconds: 6) { alice.heard("\(lab.ipv4Address(2)):5004") && bob.heard("\(lab.ipv4Address(1)):5004") }
             #expect(talking != nil, "alice: \(alice.peers()) bob: \(bob.peers())")
+            let status = spawnAndWait([ChildProcess.intercomPath, "status", "--socket", alice.socket]).output
+            #expect(status.contains("discovery unavailable (no avahi-daemon)"), "\(status)")
             alice.process.signal(SIGTERM)
             bob.process.signal(SIGTERM)
             _ = alice.process.wait(seconds: 5)

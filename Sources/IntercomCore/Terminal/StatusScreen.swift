@@ -26,8 +26,10 @@ public struct StatusScreen: Sendable, Equatable {
             self.volume = volume
         }
 
-        /// A plain word for the link: what a person can act on.
+        /// A plain word for the link: what a person can act on. A peer we know of but have
+        /// heard nothing from has no link to judge.
         public var quality: String {
+            if state == .found { return "nothing heard" }
             if lossPercent >= 10 || jitterMilliseconds >= 40 || delayMilliseconds >= 200 { return "poor" }
             if lossPercent >= 3 || jitterMilliseconds >= 15 || delayMilliseconds >= 100 { return "fair" }
             return "good"

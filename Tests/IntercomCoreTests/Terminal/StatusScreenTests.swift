@@ -56,5 +56,7 @@ import Testing
         #expect(peer.quality == "fair")
         peer.jitterMilliseconds = 50
         #expect(peer.quality == "poor")
+        peer.state = .found
+        #expect(peer.quality == "nothing heard", "a peer that sent nothing has no link to call good")
     }
 }
