@@ -24,6 +24,10 @@ public final class Call: @unchecked Sendable {
     private let directory = PeerDirectory()
     private let stopAudio = StopFlag()
     private let stopNetwork = StopFlag()
+    /// The three real-time loops' turns, for the watchdog.
+    private let loops: (capture: LoopTurns, playback: LoopTurns, network: LoopTurns)
+    /// The turns counted at the last watchdog check (none before the first).
+    private let turnsAtLastCheck = Mutex<[UInt64]?>(nil)
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
@@ -65,6 +69,11 @@ public final class Call: @unchecked Sendable {
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
             outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory
         )
+        let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + $0.afterNanoseconds) }
+        func loop(_ thread: String, _ stop: StopFlag) -> LoopTurns {
+            LoopTurns(thread: thread, stop: stop, stallAt: stall?.0 == thread ? stall?.1 : nil)
+        }
+        loops = (loop("capture", stopAudio), loop("playback", stopAudio), loop("network", stopNetwork))
     }
 
     deinit { stop() }
@@ -73,12 +82,12 @@ public final class Call: @unchecked Sendable {
     public func start() throws {
         // Each pipeline is used by its own thread only, from here on.
         let (capture, playback, network) = (self.capture, self.playback, self.network)
-        let (stopAudio, stopNetwork) = (self.stopAudio, self.stopNetwork)
+        let loops = self.loops
         try network.startHelpers()
         // Arrivals are stamped on the network thread: a late wake-up would pass for network jitter.
-        threads.append(try JoinableThread(name: "network", realtime: true) { network.run(until: stopNetwork) })
-        threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(until: stopAudio) })
-        threads.append(try JoinableThread(name: "capture", realtime: true) { capture.run(until: stopAudio) })
+        threads.append(try JoinableThread(name: "network", realtime: true) { network.run(loops.network) })
+        threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(loops.playback) })
+        threads.append(try JoinableThread(name: "capture", realtime: true) { capture.run(loops.capture) })
         logger.info("call started", metadata: [
             "port": "\(localPort)", "ssrc": "\(ssrc)", "peers": "\(configuration.staticPeers.map(\.description))",
             "mode": "\(configuration.mode.rawValue)",
@@ -128,6 +137,19 @@ public final class Call: @unchecked Sendable {
     public func discovered(_ change: PeerDirectoryChange) {
         directory.post(change)
         poller.wake()
+    }
+
+    /// The real-time threads that have not turned their loop since the last check: a watchdog
+    /// pings only while this is empty. Call from one task only.
+    public func stuckThreads() -> [String] {
+        let all = [loops.capture, loops.playback, loops.network]
+        let now = all.map(\.count)
+        // The first check only starts the count: the threads may not have begun their first turn.
+        guard let before = turnsAtLastCheck.withLock({ last in
+            defer { last = now }
+            return last
+        }) else { return [] }
+        return zip(all, zip(before, now)).filter { $0.1.0 == $0.1.1 }.map(\.0.thread)
     }
 
     /// Discovery's news, for the status screen and `intercom status`.

@@ -41,6 +41,9 @@ public struct CallConfiguration: Sendable {
     public var maximumJitterDelayNanoseconds: UInt64 = 200_000_000
     /// Encrypt and authenticate everything with trusted devices; nil speaks plain RTP (interop).
     public var security: CallSecurity?
+    /// For the watchdog's test only: one real-time thread ("capture", "playback" or "network")
+    /// stops turning its loop this long after the call is set up.
+    public var stallForTesting: (thread: String, afterNanoseconds: UInt64)?
 
     public init() {}
 

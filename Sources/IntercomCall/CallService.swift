@@ -10,12 +10,16 @@ public struct CallService: Service {
     let duration: Double?
     let interface: TalkInterface?
     let systemd: SystemdNotifier
+    let logger: Logger
 
-    public init(call: Call, duration: Double?, interface: TalkInterface? = nil, systemd: SystemdNotifier = .init(environment: [:])) {
+    public init(
+        call: Call, duration: Double?, interface: TalkInterface? = nil, systemd: SystemdNotifier = .init(environment: [:]), logger: Logger
+    ) {
         self.call = call
         self.duration = duration
         self.interface = interface
         self.systemd = systemd
+        self.logger = logger
     }
 
     public func run() async throws {
@@ -39,11 +43,20 @@ public struct CallService: Service {
                     for await _ in interface.quitRequests { return }
                     try Task.checkCancellation()
                 }
-                // Pings at half the interval systemd asked for, so one late wake-up is no failure.
+                // Pings at half the interval systemd asked for, so one late wake-up is no failure,
+                // and only while the capture, playback and network threads all turn their loops:
+                // a stuck one lets systemd restart the service.
                 if let interval = systemd.watchdogInterval {
                     group.addTask {
+                        var reported: [String] = []
                         while true {
-                            systemd.watchdog()
+                            let stuck = call.stuckThreads()
+                            if stuck.isEmpty {
+                                systemd.watchdog()
+                            } else if stuck != reported {
+                                logger.critical("no watchdog ping: the \(stuck.joined(separator: ", ")) thread has not turned its loop for \(interval / 2_000_000) ms")
+                            }
+                            reported = stuck
                             try await Task.sleep(for: .nanoseconds(Int64(interval / 2)))
                         }
                     }
@@ -79,7 +92,10 @@ public struct CallRunner {
 
     public func run() async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: CallService(call: call, duration: duration, interface: interface, systemd: systemd), successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: [.init(
+                service: CallService(call: call, duration: duration, interface: interface, systemd: systemd, logger: logger),
+                successTerminationBehavior: .gracefullyShutdownGroup
+            )],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

@@ -68,8 +68,8 @@ final class CapturePipeline {
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.
-    func run(until stop: StopFlag) {
-        while !stop.value.load(ordering: .relaxed) {
+    func run(_ loop: LoopTurns) {
+        while loop.next() {
             do {
                 try captureOneFrame()
             } catch {

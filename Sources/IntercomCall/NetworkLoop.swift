@@ -58,9 +58,9 @@ final class NetworkLoop {
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
-    func run(until stop: StopFlag) {
+    func run(_ loop: LoopTurns) {
         var nextReport = SystemClock.monotonicNanoseconds()
-        while !stop.value.load(ordering: .relaxed) {
+        while loop.next() {
             let now = SystemClock.monotonicNanoseconds()
             if now >= nextReport {
                 for peer in peers.expire(now: now) { forgetPeer(at: peer.address) }

@@ -39,8 +39,8 @@ final class PlaybackPipeline {
         }
     }
 
-    func run(until stop: StopFlag) {
-        while !stop.value.load(ordering: .relaxed) {
+    func run(_ loop: LoopTurns) {
+        while loop.next() {
             let now = SystemClock.monotonicNanoseconds()
             while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
             while let packet = inbox.pop() {

@@ -248,8 +248,23 @@ struct RunOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Log only warnings and errors.")
     var quiet = false
 
+    /// The watchdog's test: THREAD@SECONDS stops that real-time thread's loop after SECONDS.
+    @Option(name: .customLong("stall-thread-for-testing"), help: .hidden)
+    var stallForTesting: String?
+
+    /// `--stall-thread-for-testing`, read.
+    func stall() throws -> (thread: String, afterNanoseconds: UInt64)? {
+        guard let stallForTesting else { return nil }
+        let parts = stallForTesting.split(separator: "@")
+        guard parts.count == 2, ["capture", "playback", "network"].contains(String(parts[0])), let seconds = Double(parts[1]), seconds >= 0 else {
+            throw ValidationError("--stall-thread-for-testing takes capture, playback or network, '@', and seconds")
+        }
+        return (String(parts[0]), UInt64(seconds * 1e9))
+    }
+
     func validate() throws {
         guard !(verbose && quiet) else { throw ValidationError("--verbose and --quiet contradict each other") }
+        _ = try stall()
         if let duration, !(duration > 0) { throw ValidationError("--duration must be positive") }
     }
 }

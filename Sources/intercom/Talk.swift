@@ -83,6 +83,7 @@ struct Talk: AsyncParsableCommand {
         if let name = network.name { configuration.name = name }
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
+        configuration.stallForTesting = try run.stall()
         if !network.unencrypted {
             configuration.security = try failing(as: .cannotCreate) { try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         }

@@ -160,6 +160,33 @@ extension EndToEndTests {
             _ = again
         }
 
+        /// The watchdog means it: pings go out only while the capture, playback and network
+        /// threads all turn their loops, so a thread stuck (here through the test hook) lets
+        /// systemd restart the service.
+        @Test(arguments: ["capture", "playback", "network"]) func aStuckThreadStopsTheWatchdogPings(thread: String) throws {
+            let systemd = try SystemdNotifyListener(path: temporaryPath("notify.sock"))
+            let daemon = try RunningDaemon(
+                port: freeUDPPort(), peer: nil, extra: ["--stall-thread-for-testing", "\(thread)@2"],
+                environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"]
+            )
+            #expect(systemd.collect(for: 10) { $0.contains { $0.contains("WATCHDOG=1") } }, "no ping while every thread turned")
+            let pid = try #require(daemon.pid)
+            // From the first check that finds the thread stuck, no more pings.
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, !daemon.process.standardError.contains("no watchdog ping") { usleep(50_000) }
+            #expect(daemon.process.standardError.contains("no watchdog ping: the \(thread) thread"), "\(daemon.process.standardError)")
+            systemd.collect(for: 0.3) { _ in false }
+            let before = systemd.messages.count
+            systemd.collect(for: 1.5) { _ in false }
+            let later = systemd.messages.dropFirst(before)
+            #expect(!later.contains { $0.contains("WATCHDOG=1") }, "pings went on with the \(thread) thread stuck: \(later)")
+            // It still leaves when asked.
+            kill(pid, SIGTERM)
+            let gone = Date().addingTimeInterval(10)
+            while kill(pid, 0) == 0, Date() < gone { usleep(50_000) }
+            #expect(kill(pid, 0) != 0, "the daemon did not leave on SIGTERM")
+        }
+
         @Test func systemdHearsReadinessWatchdogPingsAndStopping() throws {
             let systemd = try SystemdNotifyListener(path: temporaryPath("notify.sock"))
             let daemon = try RunningDaemon(port: freeUDPPort(), peer: nil, environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "400000"])
