@@ -400,7 +400,7 @@ final class NetworkLoop {
                 secondsSinceHeard: peer.lastHeard.map { Double(now - min(now, $0)) / 1e9 },
                 roundTripMilliseconds: roundTrips[peer.address].map { Double($0) / 1e6 },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
-                reportedJitterMilliseconds: remoteReports[peer.address].map { Double($0.jitter) / 48 },
+                reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
                 fingerprint: keys[peer.address].map { Fingerprint(publicKey: $0).description }
             )
         }
