@@ -61,7 +61,8 @@ public enum MediaTime {
         UInt64(frames) * UInt64(nanosecondsPerSecond) / UInt64(rate)
     }
 
-    /// Duration of `samples` at `rate` Hz in nanoseconds, rounded toward zero.
+    /// Duration of `samples` at `rate` Hz in nanoseconds, rounded toward zero. For up to
+    /// ±9.2 × 10^9 samples (about 53 hours at 48 kHz); the 48 kHz form reaches 16 000 times further.
     public static func nanoseconds(samples: Int64, rate: Int) -> Int64 {
         samples * nanosecondsPerSecond / Int64(rate)
     }
