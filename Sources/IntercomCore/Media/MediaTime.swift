@@ -72,6 +72,14 @@ public enum MediaTime {
         nanoseconds * Int64(rate) / nanosecondsPerSecond
     }
 
+    /// Nanoseconds in a standard-library `Duration`, rounded toward zero; a negative
+    /// duration counts as zero.
+    public static func nanoseconds(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        let attosecondsPerNanosecond: Int64 = 1_000_000_000
+        return UInt64(max(seconds, 0)) * UInt64(nanosecondsPerSecond) + UInt64(max(attoseconds, 0) / attosecondsPerNanosecond)
+    }
+
     /// Sample position at `rate` Hz of the instant `nanoseconds`, rounded down and taken
     /// modulo 2^32 like an RTP timestamp; whole seconds and the rest are converted apart,
     /// so that it never overflows however long the clock has run.

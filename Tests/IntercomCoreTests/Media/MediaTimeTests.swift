@@ -112,6 +112,18 @@ import Testing
         #expect(MediaTime.wrappingTimestamp(nanoseconds: nanoseconds, rate: VoiceFormat.sampleRate) == timestamp)
     }
 
+    /// Standard-library durations: attoseconds below a nanosecond are dropped, negatives are zero.
+    @Test(arguments: [
+        (Duration.zero, UInt64(0)),
+        (.milliseconds(10), 10_000_000),
+        (.seconds(3) + .nanoseconds(7), 3_000_000_007),
+        (.nanoseconds(5) + .init(secondsComponent: 0, attosecondsComponent: 999_999_999), 5),
+        (.milliseconds(-10), 0),
+    ])
+    func durations(duration: Duration, nanoseconds: UInt64) {
+        #expect(MediaTime.nanoseconds(duration) == nanoseconds)
+    }
+
     @Test func theVoiceFormatIs48kHzMono() {
         #expect(VoiceFormat.sampleRate == 48_000)
         #expect(VoiceFormat.channels == 1)
