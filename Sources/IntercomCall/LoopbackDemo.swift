@@ -78,7 +78,9 @@ public struct LoopbackDemo {
         )
         let lag = median(windows.map { Double($0.lag) }) ?? Double(rough.lag)
         let lagNanoseconds = MediaTime.nanoseconds(samples: lag)
-        let delay = (Double(listenerStatistics.outputStartNs) + lagNanoseconds - Double(speakerStatistics.inputStartNs)) / 1e6
+        let delay = MediaTime.milliseconds(
+            nanoseconds: Double(listenerStatistics.outputStartNs) + lagNanoseconds - Double(speakerStatistics.inputStartNs)
+        )
         return Report(
             delayMilliseconds: delay, correlation: median(windows.map(\.correlation)) ?? rough.correlation,
             listener: listenerStatistics, relay: relay.counters(.aToB)

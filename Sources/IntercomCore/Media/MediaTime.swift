@@ -37,6 +37,16 @@ public enum MediaTime {
         samples(milliseconds: milliseconds, rate: VoiceFormat.sampleRate)
     }
 
+    /// `nanoseconds` in milliseconds, unrounded (for reports).
+    public static func milliseconds(nanoseconds: Double) -> Double {
+        nanoseconds / 1e6
+    }
+
+    /// `nanoseconds` in seconds, unrounded (for reports and rate control).
+    public static func seconds(nanoseconds: Double) -> Double {
+        nanoseconds / 1e9
+    }
+
     // Any rate: a sound card's negotiated rate, an RTP clock rate, a test's rate.
 
     /// Number of samples at `rate` Hz in `milliseconds`, rounded toward zero (exact when

@@ -90,10 +90,10 @@ final class ALSAPCM {
             case 0, -EAGAIN:
                 let now = SystemClock.monotonicNanoseconds()
                 if let idleSince {
-                    guard now - idleSince < UInt64(stallMilliseconds) * 1_000_000 else { throw stalled() }
+                    guard now - idleSince < UInt64(stallMilliseconds) * UInt64(MediaTime.nanosecondsPerMillisecond) else { throw stalled() }
                     // Woken with nothing to move: some plugins' poll (PulseAudio's) says ready too
                     // early, and a real-time thread that spun on it would starve the plugin's own.
-                    SystemClock.sleep(untilMonotonic: now + 1_000_000)
+                    SystemClock.sleep(untilMonotonic: now + UInt64(MediaTime.nanosecondsPerMillisecond))
                 } else {
                     idleSince = now
                 }

@@ -124,6 +124,13 @@ import Testing
         #expect(MediaTime.nanoseconds(duration) == nanoseconds)
     }
 
+    /// Report units: plain division, no rounding.
+    @Test(arguments: [(0.0, 0.0, 0.0), (1_000_000, 1, 0.001), (20_833.5, 0.0208335, 0.0000208335), (-2_500_000_000, -2_500, -2.5)])
+    func reportUnits(nanoseconds: Double, milliseconds: Double, seconds: Double) {
+        #expect(MediaTime.milliseconds(nanoseconds: nanoseconds) == milliseconds)
+        #expect(MediaTime.seconds(nanoseconds: nanoseconds) == seconds)
+    }
+
     @Test func theVoiceFormatIs48kHzMono() {
         #expect(VoiceFormat.sampleRate == 48_000)
         #expect(VoiceFormat.channels == 1)
