@@ -184,9 +184,9 @@ extension StreamStatistics {
             ssrc: stream.ssrc, received: statistics.received, lost: statistics.lost,
             recoveredFec: statistics.recoveredByFEC, concealed: statistics.concealed,
             late: statistics.late, duplicated: statistics.duplicated,
-            currentDelayMs: Double(statistics.currentDelay) / 1e6,
-            targetDelayMs: Double(statistics.targetDelay) / 1e6,
-            jitterMs: statistics.interarrivalJitterNanoseconds / 1e6,
+            currentDelayMs: MediaTime.milliseconds(nanoseconds: Double(statistics.currentDelay)),
+            targetDelayMs: MediaTime.milliseconds(nanoseconds: Double(statistics.targetDelay)),
+            jitterMs: MediaTime.milliseconds(nanoseconds: statistics.interarrivalJitterNanoseconds),
             playoutRate: stream.playoutRate, level: Double(stream.level)
         )
     }

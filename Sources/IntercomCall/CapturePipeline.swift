@@ -64,7 +64,7 @@ final class CapturePipeline {
         self.counters = counters
         self.wakeNetwork = wakeNetwork
         frame = [Int16](repeating: 0, count: configuration.frameSamples)
-        frameNanoseconds = UInt64(configuration.frameSamples) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
+        frameNanoseconds = MediaTime.nanoseconds(frames: configuration.frameSamples, rate: VoiceFormat.sampleRate)
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.

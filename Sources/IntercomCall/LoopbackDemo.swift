@@ -77,8 +77,10 @@ public struct LoopbackDemo {
             of: inputSamples, in: output.samples, around: rough.lag, search: VoiceFormat.samples(milliseconds: 100)
         )
         let lag = median(windows.map { Double($0.lag) }) ?? Double(rough.lag)
-        let lagNanoseconds = lag * 1e9 / Double(VoiceFormat.sampleRate)
-        let delay = (Double(listenerStatistics.outputStartNs) + lagNanoseconds - Double(speakerStatistics.inputStartNs)) / 1e6
+        let lagNanoseconds = MediaTime.nanoseconds(samples: lag)
+        let delay = MediaTime.milliseconds(
+            nanoseconds: Double(listenerStatistics.outputStartNs) + lagNanoseconds - Double(speakerStatistics.inputStartNs)
+        )
         return Report(
             delayMilliseconds: delay, correlation: median(windows.map(\.correlation)) ?? rough.correlation,
             listener: listenerStatistics, relay: relay.counters(.aToB)

@@ -397,10 +397,10 @@ final class NetworkLoop {
             PeerSnapshot(
                 address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) }, origin: peer.origin.rawValue,
                 ssrc: peer.ssrc, talking: peer.talking,
-                secondsSinceHeard: peer.lastHeard.map { Double(now - min(now, $0)) / 1e9 },
-                roundTripMilliseconds: roundTrips[peer.address].map { Double($0) / 1e6 },
+                secondsSinceHeard: peer.lastHeard.map { MediaTime.seconds(nanoseconds: Double(now - min(now, $0))) },
+                roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
-                reportedJitterMilliseconds: remoteReports[peer.address].map { Double($0.jitter) / 48 },
+                reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
                 fingerprint: keys[peer.address].map { Fingerprint(publicKey: $0).description }
             )
         }

@@ -20,7 +20,7 @@ public final class EchoCanceller {
         guard (10...2000).contains(tailMilliseconds) else {
             throw .invalidSetting(name: "echo tail (ms)", value: Double(tailMilliseconds))
         }
-        tailSamples = sampleRate / 1000 * tailMilliseconds
+        tailSamples = MediaTime.samples(milliseconds: tailMilliseconds, rate: sampleRate)
         guard let state = speex_echo_state_init(Int32(frameSamples), Int32(tailSamples)) else {
             throw .creationFailed(component: "echo canceller")
         }

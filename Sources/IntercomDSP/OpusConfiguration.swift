@@ -1,10 +1,4 @@
-/// The audio format every peer uses on the wire: 48 kHz mono (RFC 7587's RTP clock).
-public enum VoiceFormat {
-    public static let sampleRate = 48_000
-    public static let channels = 1
-    /// Samples in one frame of `milliseconds` at the wire rate.
-    public static func samples(milliseconds: Int) -> Int { sampleRate / 1000 * milliseconds }
-}
+import IntercomCore
 
 /// Encoder settings a user can choose; the defaults suit speech on a LAN.
 public struct OpusEncoderConfiguration: Equatable, Sendable {

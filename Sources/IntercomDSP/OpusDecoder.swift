@@ -1,4 +1,5 @@
 import COpus
+import IntercomCore
 
 /// Owns one libopus decoder: 48 kHz mono, with concealment and in-band FEC recovery.
 public final class OpusDecoder {

@@ -1,4 +1,5 @@
 import COpus
+import IntercomCore
 
 /// Owns one libopus encoder: 48 kHz mono, VOIP application.
 public final class OpusEncoder {

@@ -1,4 +1,5 @@
 import CSpeexDSP
+import IntercomCore
 
 /// Settings of the Speex preprocessor that runs on the microphone after echo cancellation.
 public struct PreprocessorConfiguration: Equatable, Sendable {

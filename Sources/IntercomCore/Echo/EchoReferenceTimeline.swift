@@ -30,14 +30,14 @@ public struct EchoReferenceTimeline: Sendable {
     public private(set) var resyncs = 0
 
     public init(
-        frameSamples: Int, sampleRate: Int = 48_000, safetyMarginMilliseconds: Int = 10,
+        frameSamples: Int, sampleRate: Int = VoiceFormat.sampleRate, safetyMarginMilliseconds: Int = 10,
         resyncMilliseconds: Int = 8, capacityMilliseconds: Int = 1_000
     ) {
         self.frameSamples = frameSamples
         self.sampleRate = sampleRate
-        safetyMarginSamples = sampleRate / 1000 * safetyMarginMilliseconds
-        resyncSamples = sampleRate / 1000 * resyncMilliseconds
-        capacity = sampleRate / 1000 * capacityMilliseconds
+        safetyMarginSamples = MediaTime.samples(milliseconds: safetyMarginMilliseconds, rate: sampleRate)
+        resyncSamples = MediaTime.samples(milliseconds: resyncMilliseconds, rate: sampleRate)
+        capacity = MediaTime.samples(milliseconds: capacityMilliseconds, rate: sampleRate)
     }
 
     /// Records a frame the speaker plays from `playTime` (monotonic nanoseconds) on.
@@ -97,6 +97,6 @@ public struct EchoReferenceTimeline: Sendable {
         firstIndex += Int64(count)
     }
 
-    private func nanoseconds(_ samples: Int64) -> Int64 { samples * 1_000_000_000 / Int64(sampleRate) }
-    private func samples(_ nanoseconds: Int64) -> Int64 { nanoseconds * Int64(sampleRate) / 1_000_000_000 }
+    private func nanoseconds(_ samples: Int64) -> Int64 { MediaTime.nanoseconds(samples: samples, rate: sampleRate) }
+    private func samples(_ nanoseconds: Int64) -> Int64 { MediaTime.samples(nanoseconds: nanoseconds, rate: sampleRate) }
 }

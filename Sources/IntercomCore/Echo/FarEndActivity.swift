@@ -9,9 +9,9 @@ public struct FarEndActivity: Sendable {
     public let hangoverSamples: Int
     private var samplesSinceActive: Int
 
-    public init(threshold: Double = 100, hangoverMilliseconds: Int = 300, sampleRate: Int = 48_000) {
+    public init(threshold: Double = 100, hangoverMilliseconds: Int = 300, sampleRate: Int = VoiceFormat.sampleRate) {
         self.threshold = threshold
-        hangoverSamples = sampleRate / 1000 * hangoverMilliseconds
+        hangoverSamples = MediaTime.samples(milliseconds: hangoverMilliseconds, rate: sampleRate)
         samplesSinceActive = hangoverSamples
     }
 

@@ -25,7 +25,7 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
 
     /// Creates a configuration; see the properties for the meaning of each value.
     public init(
-        frameSamples: Int = 480,
+        frameSamples: Int = VoiceFormat.samples(milliseconds: 10),
         minimumDelay: UInt64 = 0,
         maximumDelay: UInt64 = 200_000_000,
         marginFrames: Int = 1,

@@ -24,6 +24,6 @@ public struct JitterBufferStatistics: Sendable, Equatable {
 
     /// RFC 3550 interarrival jitter in nanoseconds.
     public var interarrivalJitterNanoseconds: Double {
-        interarrivalJitter * 62_500 / 3
+        MediaTime.nanoseconds(samples: interarrivalJitter)
     }
 }

@@ -57,12 +57,12 @@ public struct PlayoutRateController: Sendable {
     public mutating func update(delayError: Int64, now: UInt64) {
         let step = lastUpdate.map { now > $0 ? min(now - $0, Self.longestStep) : 0 } ?? 0
         lastUpdate = now
-        let seconds = Double(step) / 1e9
-        let error = Double(delayError) / 1e9
-        let smoothingSeconds = Double(configuration.smoothingTimeConstant) / 1e9
+        let seconds = MediaTime.seconds(nanoseconds: Double(step))
+        let error = MediaTime.seconds(nanoseconds: Double(delayError))
+        let smoothingSeconds = MediaTime.seconds(nanoseconds: Double(configuration.smoothingTimeConstant))
         smoothedError += (error - smoothedError) * seconds / (smoothingSeconds + seconds)
 
-        let deadBand = Double(configuration.deadBand) / 1e9
+        let deadBand = MediaTime.seconds(nanoseconds: Double(configuration.deadBand))
         let outside = smoothedError > deadBand ? smoothedError - deadBand : smoothedError < -deadBand ? smoothedError + deadBand : 0
         let limit = configuration.maximumDeviation
         let proportional = configuration.proportionalGain * outside

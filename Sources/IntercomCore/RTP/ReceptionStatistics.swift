@@ -31,7 +31,7 @@ public struct ReceptionStatistics: Sendable {
     /// Jitter times 16, the integer estimator of A.8.
     private var scaledJitter: Int64 = 0
 
-    public init(ssrc: UInt32, clockRate: UInt32 = 48_000) {
+    public init(ssrc: UInt32, clockRate: UInt32 = UInt32(VoiceFormat.sampleRate)) {
         self.ssrc = ssrc
         self.clockRate = clockRate
     }
@@ -57,7 +57,7 @@ public struct ReceptionStatistics: Sendable {
     public var jitter: UInt32 { UInt32(clamping: scaledJitter >> 4) }
 
     /// Interarrival jitter in nanoseconds.
-    public var jitterNanoseconds: UInt64 { UInt64(jitter) * 1_000_000_000 / UInt64(max(clockRate, 1)) }
+    public var jitterNanoseconds: UInt64 { MediaTime.nanoseconds(frames: Int(jitter), rate: Int(max(clockRate, 1))) }
 
     /// Accounts for one arriving RTP packet.
     ///
@@ -163,10 +163,7 @@ public struct ReceptionStatistics: Sendable {
 
     /// Arrival time on the RTP clock, modulo 2^32 like RTP timestamps.
     private func timestampUnits(nanoseconds: UInt64) -> UInt32 {
-        let rate = UInt64(clockRate)
-        let wholeSeconds = nanoseconds / 1_000_000_000
-        let remainder = nanoseconds % 1_000_000_000
-        return UInt32(truncatingIfNeeded: wholeSeconds &* rate &+ remainder * rate / 1_000_000_000)
+        MediaTime.wrappingTimestamp(nanoseconds: nanoseconds, rate: Int(clockRate))
     }
 }
 

@@ -1,4 +1,4 @@
-import IntercomDSP
+import IntercomCore
 import Logging
 
 /// An ALSA capture device as the microphone, delivering 48 kHz mono 16-bit frames whatever

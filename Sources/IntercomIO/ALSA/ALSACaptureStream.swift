@@ -35,7 +35,7 @@ final class ALSACaptureStream {
         let bytes = format.periodFrames * format.channels * format.sampleFormat.bytesPerSample
         deviceBytes = .allocate(byteCount: bytes, alignment: 16)
         mono = .allocate(capacity: format.periodFrames)
-        resampled = .allocate(capacity: format.periodFrames * VoiceFormat.sampleRate / format.sampleRate + 64)
+        resampled = .allocate(capacity: MediaTime.samples(format.periodFrames, from: format.sampleRate, to: VoiceFormat.sampleRate) + 64)
         pending.reserveCapacity(frameSamples + resampled.count)
     }
 
@@ -57,8 +57,8 @@ final class ALSACaptureStream {
     var delayNanoseconds: UInt64 {
         let format = pcm.format
         let deviceFrames = pcm.delayFrames + (resampler?.inputLatency ?? 0)
-        return UInt64(deviceFrames) * 1_000_000_000 / UInt64(format.sampleRate)
-            + UInt64(pending.count) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
+        return MediaTime.nanoseconds(frames: deviceFrames, rate: format.sampleRate)
+            + MediaTime.nanoseconds(frames: pending.count, rate: VoiceFormat.sampleRate)
     }
 
     private func captureOnePeriod() throws(ALSAStreamFailure) {
@@ -70,7 +70,7 @@ final class ALSACaptureStream {
         }
         if firstSampleTime == nil {
             // The period just read began its own length plus what still waits behind it ago.
-            let age = UInt64(format.periodFrames + pcm.delayFrames) * 1_000_000_000 / UInt64(format.sampleRate)
+            let age = MediaTime.nanoseconds(frames: format.periodFrames + pcm.delayFrames, rate: format.sampleRate)
             firstSampleTime = SystemClock.realtimeNanoseconds() - age
         }
         format.sampleFormat.mixToMono(deviceBytes, frames: format.periodFrames, channels: format.channels, into: mono)

@@ -1,4 +1,4 @@
-import IntercomDSP
+import IntercomCore
 
 /// Which way audio flows through an ALSA device.
 public enum ALSADirection: String, Sendable {

@@ -1,6 +1,6 @@
 import CALSA
 import Glibc
-import IntercomDSP
+import IntercomCore
 
 /// An open ALSA PCM in the format it agreed to, closed when released.
 ///
@@ -40,7 +40,7 @@ final class ALSAPCM {
         handle = opened
         bytesPerFrame = format.sampleFormat.bytesPerSample * format.channels
         self.counters = counters
-        stallMilliseconds = Int32(max(2_000, 4 * format.bufferFrames * 1000 / format.sampleRate))
+        stallMilliseconds = Int32(max(2_000, MediaTime.milliseconds(frames: 4 * format.bufferFrames, rate: format.sampleRate)))
         pollDescriptors = Array(repeating: pollfd(), count: max(1, Int(snd_pcm_poll_descriptors_count(opened))))
     }
 
@@ -90,10 +90,10 @@ final class ALSAPCM {
             case 0, -EAGAIN:
                 let now = SystemClock.monotonicNanoseconds()
                 if let idleSince {
-                    guard now - idleSince < UInt64(stallMilliseconds) * 1_000_000 else { throw stalled() }
+                    guard now - idleSince < UInt64(stallMilliseconds) * UInt64(MediaTime.nanosecondsPerMillisecond) else { throw stalled() }
                     // Woken with nothing to move: some plugins' poll (PulseAudio's) says ready too
                     // early, and a real-time thread that spun on it would starve the plugin's own.
-                    SystemClock.sleep(untilMonotonic: now + 1_000_000)
+                    SystemClock.sleep(untilMonotonic: now + UInt64(MediaTime.nanosecondsPerMillisecond))
                 } else {
                     idleSince = now
                 }
@@ -160,12 +160,12 @@ final class ALSAPCM {
         var rate = UInt32(VoiceFormat.sampleRate)
         var roundingDirection: Int32 = 0
         try checkALSA(snd_pcm_hw_params_set_rate_near(pcm, hardware, &rate, &roundingDirection), "snd_pcm_hw_params_set_rate_near")
-        var period = snd_pcm_uframes_t(frameSamples * Int(rate) / VoiceFormat.sampleRate)
+        var period = snd_pcm_uframes_t(MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: Int(rate)))
         try checkALSA(
             snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &roundingDirection),
             "snd_pcm_hw_params_set_period_size_near"
         )
-        var buffer = snd_pcm_uframes_t(max(2 * Int(period), bufferMilliseconds * Int(rate) / 1000))
+        var buffer = snd_pcm_uframes_t(max(2 * Int(period), MediaTime.samples(milliseconds: bufferMilliseconds, rate: Int(rate))))
         try checkALSA(snd_pcm_hw_params_set_buffer_size_near(pcm, hardware, &buffer), "snd_pcm_hw_params_set_buffer_size_near")
         try checkALSA(snd_pcm_hw_params(pcm, hardware), "snd_pcm_hw_params")
         try checkALSA(snd_pcm_hw_params_get_period_size(hardware, &period, &roundingDirection), "snd_pcm_hw_params_get_period_size")

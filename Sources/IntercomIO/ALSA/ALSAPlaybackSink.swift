@@ -1,4 +1,4 @@
-import IntercomDSP
+import IntercomCore
 import Logging
 
 /// An ALSA playback device as the speaker, taking 48 kHz mono float frames whatever rate,

@@ -28,7 +28,7 @@ final class ALSAPlaybackStream {
         } catch {
             throw .conversion(error)
         }
-        let capacity = frameSamples * format.sampleRate / VoiceFormat.sampleRate + 64
+        let capacity = MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: format.sampleRate) + 64
         resampled = .allocate(capacity: capacity)
         deviceBytes = .allocate(byteCount: capacity * format.channels * format.sampleFormat.bytesPerSample, alignment: 16)
     }
@@ -41,7 +41,7 @@ final class ALSAPlaybackStream {
     /// Plays `frame`, waiting for the device to make room for it.
     func write(_ frame: [Float]) throws(ALSAStreamFailure) {
         if firstSampleTime == nil {
-            let ahead = UInt64(pcm.delayFrames) * 1_000_000_000 / UInt64(pcm.format.sampleRate)
+            let ahead = MediaTime.nanoseconds(frames: pcm.delayFrames, rate: pcm.format.sampleRate)
             firstSampleTime = SystemClock.realtimeNanoseconds() + ahead
         }
         try frame.withUnsafeBufferPointer { (samples) throws(ALSAStreamFailure) in try resampleAndPlay(samples) }
@@ -49,8 +49,8 @@ final class ALSAPlaybackStream {
 
     /// How long until a sample written now is heard: the device's queue and the resampler's filter.
     var delayNanoseconds: UInt64 {
-        UInt64(pcm.delayFrames) * 1_000_000_000 / UInt64(pcm.format.sampleRate)
-            + UInt64(resampler?.inputLatency ?? 0) * 1_000_000_000 / UInt64(VoiceFormat.sampleRate)
+        MediaTime.nanoseconds(frames: pcm.delayFrames, rate: pcm.format.sampleRate)
+            + MediaTime.nanoseconds(frames: resampler?.inputLatency ?? 0, rate: VoiceFormat.sampleRate)
     }
 
     /// Lets what is queued play out, for at most `limit` nanoseconds.

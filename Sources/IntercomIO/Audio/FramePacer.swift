@@ -8,7 +8,7 @@ struct FramePacer {
     private var frames: UInt64 = 0
 
     init(frameSamples: Int, sampleRate: Int) {
-        frameNanoseconds = UInt64(frameSamples) * 1_000_000_000 / UInt64(sampleRate)
+        frameNanoseconds = MediaTime.nanoseconds(frames: frameSamples, rate: sampleRate)
     }
 
     /// When frame number `frames + offset` is due (monotonic ns), once the clock has started.

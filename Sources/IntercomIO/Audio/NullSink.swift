@@ -1,4 +1,4 @@
-import IntercomDSP
+import IntercomCore
 
 /// Plays into nothing, at the real-time rate: for peers that only talk.
 public final class NullSink: AudioSink {

@@ -1,4 +1,4 @@
-import IntercomDSP
+import IntercomCore
 
 /// A microphone that hears nothing, at the real-time rate: for peers that only listen.
 public final class SilentSource: AudioSource {

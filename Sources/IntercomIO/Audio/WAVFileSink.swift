@@ -1,5 +1,4 @@
 import IntercomCore
-import IntercomDSP
 import SystemPackage
 
 /// A WAV file as the speaker: written in real time from its first sample, one frame per

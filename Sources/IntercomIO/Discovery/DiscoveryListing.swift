@@ -39,8 +39,10 @@ public struct PeerListing: Codable, Sendable {
         fingerprint = announced
         paired = announced.map { text in trustedKeys.contains { Fingerprint(publicKey: $0).matches(text) } } ?? false
         txt = Dictionary(peer.txt.map { (TerminalText.sanitized($0.key), TerminalText.sanitized($0.value, limit: 255)) }) { first, _ in first }
-        lastSeenSecondsAgo = Double(now > peer.lastSeenNanoseconds ? now - peer.lastSeenNanoseconds : 0) / 1e9
-        discoveredAfterSeconds = Double(peer.firstSeenNanoseconds > startedAt ? peer.firstSeenNanoseconds - startedAt : 0) / 1e9
+        lastSeenSecondsAgo = MediaTime.seconds(nanoseconds: Double(now > peer.lastSeenNanoseconds ? now - peer.lastSeenNanoseconds : 0))
+        discoveredAfterSeconds = MediaTime.seconds(
+            nanoseconds: Double(peer.firstSeenNanoseconds > startedAt ? peer.firstSeenNanoseconds - startedAt : 0)
+        )
     }
 
     private static func numericHost(_ address: SocketAddress) -> String {
@@ -75,7 +77,7 @@ public struct DiscoveryEventLine: Codable, Sendable {
         self.name = name
         self.id = id
         atNanoseconds = SystemClock.monotonicNanoseconds()
-        afterSeconds = Double(atNanoseconds - startedAt) / 1e9
+        afterSeconds = MediaTime.seconds(nanoseconds: Double(atNanoseconds - startedAt))
     }
 
     public init(_ discoveryEvent: DiscoveryEvent, startedAt: UInt64) {

@@ -239,8 +239,6 @@ private final class RelayLoop {
     }
 
     private func elapsedNanoseconds() -> UInt64 {
-        let elapsed = ContinuousClock.now - clockOrigin
-        let (seconds, attoseconds) = elapsed.components
-        return UInt64(max(seconds, 0)) * 1_000_000_000 + UInt64(max(attoseconds, 0) / 1_000_000_000)
+        MediaTime.nanoseconds(ContinuousClock.now - clockOrigin)
     }
 }
