@@ -246,8 +246,8 @@ EVIDENCE = {
     "skew": "the relays carrying the peer's packets restarted with the skew profile",
     "kill": "the daemon's exit status was SIGKILL, and a new daemon started",
     "leave": "the daemon exited 0 after SIGTERM, and a new daemon started",
-    "unplug": "the device's sink unloaded and loaded again; the daemon's status showed its playback device "
-              "closed or a new fault while it was gone",
+    "unplug": "`audio-lab unplug` and `plug` of the device's sink both succeeded (whether the daemon's status "
+              "showed the device closed is in the fault table)",
     "avahi": "avahi-daemon's PID in the LAN lab changed and the new daemon reached the running state",
     "reload": "the daemon logged 'configuration reloaded' after SIGHUP and kept running",
 }

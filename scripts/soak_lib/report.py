@@ -117,7 +117,7 @@ def write(out, soak, results, meta):
     lines += ["", "## Faults as they happened", "", "| planned (s) | began (m:s) | fault | happened | details |",
               "|---|---|---|---|---|"]
     for f in soak.faults:
-        det = {k: v for k, v in f.items() if k in ("exit", "log", "error", "device_during", "why_not")}
+        det = {k: v for k, v in f.items() if k in ("exit", "log", "error", "device_during", "status_noticed", "why_not")}
         if "restart" in f:
             det["avahi pid"] = f"{f['restart']['old_pid']} → {f['restart']['new_pid']}"
         lines.append(f"| {f['planned_at']:.0f} | {fmt_clock(f['began'] - soak.t_start)} | {judge.fault_name(f)} | "
