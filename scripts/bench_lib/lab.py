@@ -52,11 +52,11 @@ class AudioLab:
     """One audio lab for the whole benchmark, stopped by `stop` (and by the lab itself if
     this process dies first: `--owner`)."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, devices=DEVICES, bus=BUS, prefix="bench"):
         self.dir = Path(workdir) / "audio-lab"
-        self.prefix = "bench"
+        self.prefix = prefix
         subprocess.run([str(SCRIPT), "start", "--dir", str(self.dir), "--prefix", self.prefix,
-                        "--devices", ",".join(DEVICES), "--bus", ",".join(BUS), "--owner", str(os.getpid())],
+                        "--devices", ",".join(devices), "--bus", ",".join(bus), "--owner", str(os.getpid())],
                        check=True, capture_output=True, text=True)
         out = subprocess.run([str(SCRIPT), "env", "--dir", str(self.dir)], check=True, capture_output=True,
                              text=True).stdout
@@ -77,6 +77,12 @@ class AudioLab:
 
     def inject(self, wav, device, log):
         return self.proc(["paplay", "--latency-msec=20", "-d", device, str(wav)], log)
+
+    def unplug(self, device):
+        subprocess.run([str(SCRIPT), "unplug", device, "--dir", str(self.dir)], check=True, capture_output=True)
+
+    def plug(self, device):
+        subprocess.run([str(SCRIPT), "plug", device, "--dir", str(self.dir)], check=True, capture_output=True)
 
     def stop(self):
         subprocess.run([str(SCRIPT), "stop", "--dir", str(self.dir)], capture_output=True)

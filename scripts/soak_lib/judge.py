@@ -1,0 +1,276 @@
+"""The soak's promises, judged on what was sampled and heard. Each result: promise, figure,
+verdict (passed / failed / not staged) and how it was judged."""
+import numpy as np
+
+from soak_lib import probes
+
+DELAY_TOL_MS = 10.0
+DELAY_WITHIN_S = 5.0
+HEARD_WITHIN_S = 2.0
+REDISCOVERY_S = 5.0
+RSS_MB_PER_HOUR = 1.0
+# A short run cannot resolve 1 MB/h (0.17 MB in 10 minutes, less than the allocator's own
+# steps); it is judged on growth instead: the fitted slope may not add more than this over
+# the judged span (so a 10-minute run still catches a leak of a few MB an hour).
+SHORT_RUN_GROWTH_MB = 0.5
+LONG_RUN_HOURS = 1.0
+
+
+def result(promise, figure, ok, how, detail=None):
+    verdict = ok if isinstance(ok, str) else "not staged" if ok is None else ("passed" if ok else "failed")
+    return dict(promise=promise, figure=figure, verdict=verdict, how=how, detail=detail)
+
+
+def events(soak, sender=None, receiver=None, t0=-np.inf, t1=np.inf):
+    return [e for e in (soak.listener.events if soak.listener else [])
+            if (sender is None or e["sender"] == sender) and (receiver is None or e["receiver"] == receiver)
+            and t0 <= e["t"] < t1]
+
+
+def pre_fault_delay(soak, s, r, t):
+    d = [e["delay_ms"] for e in events(soak, s, r, t - 16.0, t - 1.0) if e["heard"]]
+    return float(np.median(d)) if len(d) >= 3 else None
+
+
+def first_heard(soak, s, r, since):
+    """When the first click from s heard at r after `since` reached r's speaker."""
+    for e in events(soak, s, r, since - probes.MAX_DELAY):
+        if e["heard"] and e["t"] + e["delay_ms"] / 1000 >= since:
+            return e["t"] + e["delay_ms"] / 1000
+    return None
+
+
+def judge(soak, error):
+    out = []
+    t_start, t_end = soak.t_start, soak.t_end
+    pairs = [(s, r) for s in soak.peers for r in soak.peers if s != r]
+
+    # The schedule happened.
+    for f in soak.faults:
+        name = fault_name(f)
+        how = "the fault's own evidence: " + EVIDENCE[f["kind"]]
+        out.append(result(f"planned fault happened: {name} at {f['planned_at']:.0f} s", "yes" if f.get("happened")
+                          else (f.get("why_not") or f.get("error") or "no"),
+                          None if f.get("happened") is None else bool(f.get("happened")), how))
+    if len(soak.faults) != len(soak.planned):
+        out.append(result("every planned fault was attempted", f"{len(soak.faults)} of {len(soak.planned)}", False,
+                          "count"))
+
+    # Delay back after each link fault.
+    for f in soak.faults:
+        if f["kind"] not in ("link", "skew") or "clean_at" not in f:
+            continue
+        senders = [f["peer"]] if f["kind"] == "skew" else list(soak.peers)
+        worst, fails, recov = [], [], []
+        for s, r in pairs:
+            if s not in senders:
+                continue
+            pre = pre_fault_delay(soak, s, r, f["began"])
+            c = f["clean_at"]
+            post = [e for e in events(soak, s, r, c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0)]
+            heard = [e["delay_ms"] for e in post if e["heard"]]
+            if pre is None or len(heard) < 3:
+                fails.append(f"{s}→{r}: pre-fault {fmt(pre)} ms, {len(heard)} of {len(post)} clicks heard 5–10 s "
+                             "after clean")
+                continue
+            dev = max(abs(d - pre) for d in heard)
+            worst.append(dev)
+            # Recovery time: from clean to the first click after which every click until
+            # clean + 12 s is within the tolerance.
+            later = [e for e in events(soak, s, r, c - 1.0, c + 12.0)]
+            t_rec = None
+            for i, e in enumerate(later):
+                if all(x["heard"] and abs(x["delay_ms"] - pre) <= DELAY_TOL_MS for x in later[i:]):
+                    t_rec = max(0.0, e["t"] + e["delay_ms"] / 1000 - c) if e["heard"] else None
+                    break
+            recov.append(t_rec)
+            if dev > DELAY_TOL_MS:
+                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {min(heard):.1f}–{max(heard):.1f} ms")
+        known = [x for x in recov if x is not None]
+        figure = (f"worst deviation 5–10 s after clean {max(worst):.1f} ms; back within {DELAY_TOL_MS:g} ms after "
+                  f"{max(known):.1f} s (slowest pair)" if worst and known else "")
+        if fails:
+            figure += ("; " if figure else "") + "; ".join(fails)
+        out.append(result(f"delay back after {fault_name(f)}", figure, not fails,
+                          f"each sender→receiver's click delay, every click heard 5–10 s after the links were clean "
+                          f"again, within {DELAY_TOL_MS:g} ms of its median over the 15 s before the fault"))
+        if f["kind"] == "skew":
+            out.append(skew_result(soak, f, pairs))
+
+    # Peers back after leaving; nothing heard from them while gone.
+    for f in soak.faults:
+        if f["kind"] in ("kill", "leave") and "restarted_at" in f:
+            p = f["peer"]
+            times = {r: first_heard(soak, p, r, f["restarted_at"]) for r in soak.peers if r != p}
+            lags = {r: (t - f["restarted_at"]) if t else None for r, t in times.items()}
+            ok = all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
+            out.append(result(f"{p} heard again after {fault_name(f)}",
+                              ", ".join(f"at {r} after {fmt(v, 2)} s" for r, v in lags.items()), ok,
+                              f"first click from {p} reaching each other speaker after the new process started, "
+                              f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)"))
+            back = {r: first_heard(soak, s, p, f["restarted_at"]) for s in soak.peers if s != p for r in [s]}
+            out.append(result(f"{p} hears again after {fault_name(f)} (reported, not a promise)",
+                              ", ".join(f"{s} after {fmt(t - f['restarted_at'] if t else None, 2)} s"
+                                        for s, t in back.items()), "reported",
+                              "first click from each other peer at the restarted peer's speaker", ))
+            ghosts = [e for e in events(soak, p, None, f["left_at"] + 0.05, f["restarted_at"]) if e["heard"]]
+            total = len(events(soak, p, None, f["left_at"] + 0.05, f["restarted_at"]))
+            out.append(result(f"no audio from {p} after it left ({fault_name(f)})",
+                              f"{len(ghosts)} of {total} of its clicks heard while it was gone", not ghosts,
+                              f"clicks still played into {p}'s microphone while it was down must not reach any speaker"))
+        if f["kind"] == "unplug" and "plugged_at" in f:
+            p = f["peer"]
+            lags = {s: first_heard(soak, s, p, f["plugged_at"]) for s in soak.peers if s != p}
+            lags = {s: (t - f["plugged_at"]) if t else None for s, t in lags.items()}
+            ok = all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
+            out.append(result(f"{p} plays again after its speaker ({f['device']}) returned",
+                              ", ".join(f"{s} heard after {fmt(v, 2)} s" for s, v in lags.items()), ok,
+                              f"first click from each sender at {p}'s returned speaker after `audio-lab plug` returned, "
+                              f"≤ {HEARD_WITHIN_S:g} s"))
+        if f["kind"] == "avahi":
+            if f.get("happened") is None:
+                out.append(result("rediscovery after avahi-daemon restart", f.get("why_not", ""), None, "LAN lab"))
+            elif "restart" in f:
+                red = soak.disc.rediscovery(f["restart"])
+                ok = all(v is not None and v <= REDISCOVERY_S for v in red.values())
+                out.append(result(f"rediscovery after avahi-daemon restart in {f['host']}",
+                                  ", ".join(f"{k} after {fmt(v, 2)} s" for k, v in red.items()), ok,
+                                  "the `appeared` event of each side of the LAN lab's discovery pair, counted from "
+                                  f"the restarted avahi-daemon running again, ≤ {REDISCOVERY_S:g} s"))
+        if f["kind"] == "reload" and "signalled_at" in f:
+            p = f["peer"]
+            evs = [e for e in events(soak, None, None, f["signalled_at"] - 0.5, f["signalled_at"] + 5.0)
+                   if p in (e["sender"], e["receiver"])]
+            missed = [e for e in evs if not e["heard"]]
+            out.append(result(f"the call goes on through SIGHUP of {p}",
+                              f"{len(evs) - len(missed)} of {len(evs)} clicks to and from {p} heard in the 5 s after",
+                              len(evs) > 0 and not missed, "every click to and from the reloaded daemon heard"))
+
+    # Resources of the peer never restarted.
+    out += resource_results(soak)
+
+    # No crash, no hang.
+    crashes = []
+    for name, p in soak.peers.items():
+        for i, (start, end, rc, pid) in enumerate(p.lives):
+            planned = [f for f in soak.faults if f.get("peer") == name and f["kind"] in ("kill", "leave")
+                       and start <= f["began"] <= (end or np.inf)]
+            if rc is None:
+                crashes.append(f"{name} pid {pid}: did not end")
+            elif planned:
+                continue
+            elif rc != 0:
+                crashes.append(f"{name} pid {pid}: exit status {rc}")
+    crashes += [n for n in soak.notes if "ended by itself" in n]
+    out.append(result("no crash: every daemon ended only when told, and cleanly at the end",
+                      "; ".join(crashes) if crashes else "all lives ended as planned (exit 0 on SIGTERM)",
+                      not crashes, "exit statuses"))
+    gaps = {}
+    for name in soak.peers:
+        ss = [s for s in soak.samples if s["peer"] == name]
+        gaps[name] = (sum(1 for s in ss if not s["status_ok"]), len(ss))
+    bad = {n: g for n, g in gaps.items() if g[0] > 1}
+    out.append(result("no hang: every status request answered",
+                      ", ".join(f"{n}: {g[0]} of {g[1]} unanswered" for n, g in gaps.items()), not bad,
+                      "`intercom status --json` every 2 s while a peer ran; one miss allowed per peer (a request "
+                      "racing a restart)"))
+    if error:
+        out.append(result("the soak ran to its end", error, False, "exception"))
+    return out
+
+
+def resource_results(soak):
+    from soak_lib.__main__ import NEVER_RESTARTED, WARMUP_S
+    out = []
+    name = NEVER_RESTARTED
+    ss = [s for s in soak.samples if s["peer"] == name and "rss_mb" in s]
+    warm = soak.t_start + (20.0 if soak.args.smoke else WARMUP_S)
+    after = [s for s in ss if s["t"] >= warm]
+    if len(after) < 10:
+        out.append(result(f"memory of {name}", f"{len(after)} samples after warm-up", False, "too few samples"))
+        return out
+    t = np.array([s["t"] for s in after])
+    rss = np.array([s["rss_mb"] for s in after])
+    hours = (t[-1] - t[0]) / 3600
+    slope, icept = np.polyfit((t - t[0]) / 3600, rss, 1)
+    if hours >= LONG_RUN_HOURS:
+        limit, how = RSS_MB_PER_HOUR, f"least-squares slope of RSS after the {WARMUP_S:g} s warm-up < 1 MB/h"
+    else:
+        limit = max(RSS_MB_PER_HOUR, SHORT_RUN_GROWTH_MB / hours)
+        how = (f"a run shorter than {LONG_RUN_HOURS:g} h cannot resolve 1 MB/h: the least-squares slope of RSS after "
+               f"the warm-up may add at most {SHORT_RUN_GROWTH_MB:g} MB over the {hours * 60:.1f} min judged, i.e. "
+               f"< {limit:.2f} MB/h here; the 1 MB/h promise is judged on runs of {LONG_RUN_HOURS:g} h or more")
+    out.append(result(f"memory of {name} (never restarted)",
+                      f"RSS slope {slope:+.2f} MB/h over {hours * 60:.1f} min ({rss[0]:.1f} → {rss[-1]:.1f} MB; "
+                      f"min {rss.min():.1f}, max {rss.max():.1f})", slope < limit, how, dict(slope=slope, limit=limit)))
+    for key, label in (("fds", "open file descriptors"), ("threads", "threads")):
+        v = np.array([s[key] for s in after])
+        first, last = int(np.median(v[:5])), int(np.median(v[-5:]))
+        out.append(result(f"{label} of {name} flat", f"{first} after warm-up, {last} at the end (range {v.min()}–{v.max()})",
+                          last <= first, "median of the last 5 samples ≤ median of the first 5 after the warm-up"))
+    return out
+
+
+def skew_result(soak, f, pairs):
+    """The delay the receiver adds while the sender's clock runs ±PPM: the relay stretches
+    the sender's timeline, so the click delay minus what the relay added (PPM·t, plus its
+    fixed hold) should stay flat if the receiver's rate adjustment keeps up."""
+    p, ppm = f["peer"], f["ppm"]
+    hold = 0.0
+    for part in f["profile"].split(","):
+        if part.startswith("delay="):
+            hold = float(part[6:].removesuffix("ms"))
+    t0, t1 = f["skew_from"], f["clean_at"]
+    figs, ok = [], True
+    for s, r in pairs:
+        if s != p:
+            continue
+        evs = [e for e in events(soak, s, r, t0 + 10.0, t1) if e["heard"]]
+        pre = pre_fault_delay(soak, s, r, f["began"])
+        if len(evs) < 10 or pre is None:
+            figs.append(f"{s}→{r}: too few clicks")
+            ok = False
+            continue
+        own = np.array([e["delay_ms"] - hold - ppm * 1e-6 * (e["t"] - t0) * 1000 for e in evs])
+        change = float(np.median(own[-8:]) - np.median(own[:8]))
+        figs.append(f"{s}→{r}: {change:+.1f} ms over {t1 - t0 - 10:.0f} s (receiver's own delay {np.median(own):.1f} ms "
+                    f"vs {pre:.1f} before)")
+        ok = ok and abs(change) <= DELAY_TOL_MS
+    return result(f"receiver's delay steady while {p}'s clock runs {ppm:+d} ppm", "; ".join(figs), ok,
+                  "click delay minus the relay's stretch (ppm·t) and hold, from 10 s into the skew to its end: change "
+                  f"≤ {DELAY_TOL_MS:g} ms (one frame)")
+
+
+EVIDENCE = {
+    "link": "every relay restarted with the profile, then with clean",
+    "skew": "the relays carrying the peer's packets restarted with the skew profile",
+    "kill": "the daemon's exit status was SIGKILL, and a new daemon started",
+    "leave": "the daemon exited 0 after SIGTERM, and a new daemon started",
+    "unplug": "`audio-lab unplug` and `plug` of the device's sink both succeeded (whether the daemon's status "
+              "showed the device closed is in the fault table)",
+    "avahi": "avahi-daemon's PID in the LAN lab changed and the new daemon reached the running state",
+    "reload": "the daemon logged 'configuration reloaded' after SIGHUP and kept running",
+}
+
+
+def fault_name(f):
+    k = f["kind"]
+    if k == "link":
+        return f.get("label") or f"link {f['profile']} for {f['hold']} s"
+    if k == "skew":
+        return f"{f['peer']}'s clock {f['ppm']:+d} ppm for {f['hold']:.0f} s"
+    if k == "kill":
+        return f"SIGKILL of {f['peer']}"
+    if k == "leave":
+        return f"SIGTERM of {f['peer']}"
+    if k == "unplug":
+        return f"{f['device']} removed for {f['down']} s"
+    if k == "avahi":
+        return f"avahi-daemon restart in {f['host']}"
+    if k == "reload":
+        return f"SIGHUP of {f['peer']}"
+    return k
+
+
+def fmt(v, nd=1):
+    return "never" if v is None else f"{v:.{nd}f}"
