@@ -24,7 +24,11 @@ struct ChannelPair {
         let (aKey, bKey) = (aKey, bKey)
         a = Channel(configuration: aConfiguration, isTrusted: { aTrustsB && $0 == bKey })
         b = Channel(configuration: bConfiguration, isTrusted: { bTrustsA && $0 == aKey })
+        restartB = { Channel(configuration: bConfiguration, isTrusted: { bTrustsA && $0 == aKey }) }
     }
+
+    /// B as it comes back after a restart: the same key, no sessions.
+    let restartB: () -> Channel
 
     /// Runs the handshake work each side deferred (as the call's worker thread does) and
     /// returns what it sends.
@@ -191,6 +195,32 @@ struct SecureChannelTests {
         #expect(delivered == 40 * 5 * 2)
         #expect(pair.a.counters.rekeys + pair.b.counters.rekeys >= 3)
         #expect(pair.a.sessionCount <= 2 && pair.b.sessionCount <= 2, "replaced sessions are let go")
+    }
+
+    /// A peer that restarted (or forgot us in an outage) cannot open what we send; we hear
+    /// nothing from it, and handshake again within seconds instead of waiting out the session.
+    @Test func aPeerThatLostItsSessionIsHandshakenWithAgainWithinSeconds() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        pair.b = pair.restartB()
+        var heardAfter: Int?
+        for second in 1...10 where heardAfter == nil {
+            pair.now += 1_000_000_000
+            _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+            let heard = pair.deliver([(try pair.send("report \(second)", from: "a"), "b")], from: "a")
+            if heard["b"]?.isEmpty == false { heardAfter = second }
+        }
+        let after = try #require(heardAfter, "the restarted peer never heard us again")
+        #expect(after <= 4, "heard again only after \(after) s")
+        // While reports flow, no needless handshakes.
+        let handshakes = pair.a.counters.handshakes
+        for _ in 1...10 {
+            pair.now += 1_000_000_000
+            _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+            _ = pair.deliver([(try pair.send("a", from: "a"), "b")], from: "a")
+            _ = pair.deliver([(try pair.send("b", from: "b"), "a")], from: "b")
+        }
+        #expect(pair.a.counters.handshakes == handshakes)
     }
 
     @Test func replayedHandshakeMessagesNeverReplaceTheLiveSession() throws {

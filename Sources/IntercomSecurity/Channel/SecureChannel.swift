@@ -27,6 +27,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var untrustedBackoff: UInt64 = 10 * Self.second
         /// A session nothing arrived on for this long is dropped.
         public var idleTimeout: UInt64 = 30 * Self.second
+        /// Nothing received from a peer we call for this long: handshake again (peers send
+        /// reports every second), keeping the old session until the new one is up.
+        public var silenceBeforeRehandshake: UInt64 = 3 * Self.second
         /// A replaced session still decrypts for this long (packets already in flight).
         public var replacedSessionGrace: UInt64 = 5 * Self.second
         public var limits = SecurityLimits()
@@ -420,10 +423,14 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                     sessions[index] = session
                     out.append((finish, address))
                 }
-                let due = session.isInitiator
+                // Reports arrive every second: a session that hears nothing for a few is one the
+                // peer has lost (it restarted, or forgot us during an outage). A new handshake
+                // brings the call back at once rather than when the session times out.
+                let silent = now - min(now, session.lastReceived) >= configuration.silenceBeforeRehandshake
+                let due = silent || (session.isInitiator
                     ? age >= configuration.rekeyInterval || (!session.confirmed && age >= configuration.confirmationTimeout)
                     // The responder renews a session its initiator has let grow old.
-                    : age >= configuration.rekeyInterval + 30 * Configuration.second
+                    : age >= configuration.rekeyInterval + 30 * Configuration.second)
                 if !due { continue }
             }
             if initiating.contains(address) { continue }
