@@ -62,6 +62,7 @@ let package = Package(
                 "IntercomCore", "IntercomDSP", "IntercomIO", "IntercomSecurity",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

@@ -31,7 +31,7 @@ public final class Call: @unchecked Sendable {
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
-    private let discoveryStatus = Atomic<Int>(DiscoveryStatus.off.rawValue)
+    private let discoveryStatus = Atomic<Int>(0)
     /// When the call was set up (monotonic ns): discovery times count from here.
     public var startedAtNanoseconds: UInt64 { startedAt }
 
@@ -154,7 +154,7 @@ public final class Call: @unchecked Sendable {
 
     /// Discovery's news, for the status screen and `intercom status`.
     public func setDiscoveryStatus(_ status: DiscoveryStatus) {
-        discoveryStatus.store(status.rawValue, ordering: .relaxed)
+        discoveryStatus.store(DiscoveryStatus.allCases.firstIndex(of: status) ?? 0, ordering: .relaxed)
     }
 
     /// Leaves the call: audio threads first (the last frame is sent), then the network
@@ -194,13 +194,13 @@ public final class Call: @unchecked Sendable {
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime ?? 0,
             runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9,
-            discovery: DiscoveryStatus(rawValue: discoveryStatus.load(ordering: .relaxed)) ?? .off
+            discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)]
         )
     }
 }
 
 /// Whether the call finds and announces peers by mDNS.
-public enum DiscoveryStatus: Int, Codable, Sendable {
+public enum DiscoveryStatus: String, Codable, Sendable, CaseIterable {
     /// `--no-discovery`.
     case off
     case running

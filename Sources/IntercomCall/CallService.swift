@@ -1,6 +1,8 @@
+import IntercomCore
 import IntercomIO
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Runs a call as a long-lived service: until its duration is over, the user quits, or
 /// SIGTERM or SIGINT asks for a graceful shutdown; then leaves the call cleanly (BYE, output
@@ -72,33 +74,114 @@ public struct CallService: Service {
     }
 }
 
-/// Runs a call under a service group that turns SIGTERM and SIGINT into a graceful shutdown.
-public struct CallRunner {
-    let call: Call
-    let duration: Double?
-    let interface: TalkInterface?
-    let systemd: SystemdNotifier
-    let logger: Logger
-
-    public init(
-        call: Call, duration: Double?, interface: TalkInterface? = nil, systemd: SystemdNotifier = .init(environment: [:]), logger: Logger
-    ) {
-        self.call = call
-        self.duration = duration
-        self.interface = interface
-        self.systemd = systemd
-        self.logger = logger
-    }
-
-    public func run() async throws {
+/// The long-running parts of a running intercom in one `ServiceGroup`: the call, and whichever
+/// of discovery, the status socket and configuration reload it has. SIGTERM and SIGINT shut
+/// them all down gracefully, and so does any of them ending (the call's duration, the quit key).
+public enum IntercomServices {
+    public static func run(_ services: [any Service], logger: Logger) async throws {
         let group = ServiceGroup(configuration: .init(
-            services: [.init(
-                service: CallService(call: call, duration: duration, interface: interface, systemd: systemd, logger: logger),
-                successTerminationBehavior: .gracefullyShutdownGroup
-            )],
+            services: services.map { .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup) },
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))
         try await group.run()
+    }
+}
+
+/// mDNS discovery for a call, for as long as the group runs. Discovery that cannot start is a
+/// warning and a fault on the status displays: peers named with --peer still work.
+public struct DiscoveryService: Service {
+    let call: Call
+    let logger: Logger
+
+    public init(call: Call, logger: Logger) {
+        self.call = call
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let discovery: CallDiscovery?
+        do {
+            discovery = try CallDiscovery(call: call, logger: logger)
+            call.setDiscoveryStatus(.running)
+        } catch {
+            discovery = nil
+            call.setDiscoveryStatus(.unavailable)
+            logger.warning("mDNS discovery could not start (\(error)); call peers with --peer HOST:PORT")
+        }
+        defer { discovery?.stop() }
+        try? await gracefulShutdown()
+    }
+}
+
+/// A daemon's status socket, answering until the group shuts down.
+public struct StatusSocketService: Service {
+    let socket: StatusSocket
+
+    public init(socket: StatusSocket) {
+        self.socket = socket
+    }
+
+    public func run() async throws {
+        defer { socket.stop() }
+        try? await gracefulShutdown()
+    }
+}
+
+/// SIGHUP: the settings that may change during a call (`CallReload`), read again and applied
+/// without dropping the call; systemd hears RELOADING and READY around it.
+public struct ReloadService: Service {
+    let call: Call
+    let systemd: SystemdNotifier
+    let logger: Logger
+    /// Reads the settings as they are now (the configuration file, under the command line's).
+    let read: @Sendable () throws -> CallReload
+
+    public init(call: Call, systemd: SystemdNotifier, logger: Logger, read: @escaping @Sendable () throws -> CallReload) {
+        self.call = call
+        self.systemd = systemd
+        self.logger = logger
+        self.read = read
+    }
+
+    public func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            systemd.reloading()
+            do {
+                call.apply(try read(), logger: logger)
+                logger.info("configuration reloaded; audio, codec and port settings apply at the next start")
+            } catch {
+                logger.error("configuration not reloaded: \(error)")
+            }
+            systemd.ready(status: "configuration reloaded")
+        }
+    }
+}
+
+/// What a reload may change during a call.
+public struct CallReload: Sendable {
+    public var mode: TalkMode
+    public var voxThreshold: Int
+    public var peers: [SocketAddress]
+
+    public init(mode: TalkMode, voxThreshold: Int, peers: [SocketAddress]) {
+        self.mode = mode
+        self.voxThreshold = voxThreshold
+        self.peers = peers
+    }
+}
+
+extension Call {
+    /// Applies reloaded settings: the talk mode, the VOX threshold, and peers not called yet.
+    public func apply(_ reload: CallReload, logger: Logger) {
+        if reload.mode != mode {
+            logger.notice("mode changed", metadata: ["from": "\(mode.rawValue)", "to": "\(reload.mode.rawValue)"])
+            setMode(reload.mode)
+        }
+        setVoxThreshold(reload.voxThreshold)
+        for peer in reload.peers where !configuration.staticPeers.contains(peer) {
+            addPeer(peer)
+            logger.notice("peer added", metadata: ["peer": "\(peer)"])
+        }
     }
 }

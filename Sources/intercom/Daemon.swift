@@ -1,10 +1,10 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import IntercomCall
 import IntercomCore
 import IntercomIO
 import Logging
+import ServiceLifecycle
 
 /// `intercom daemon`: the intercom with no terminal, for a Raspberry Pi started by systemd.
 struct Daemon: AsyncParsableCommand {
@@ -36,17 +36,12 @@ struct Daemon: AsyncParsableCommand {
         let talkCommand = try Talk.parse(file.arguments + callArguments())
         let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
         talkCommand.warnIfUnencrypted(logger: logger)
-        let discovery = talkCommand.startDiscovery(for: call, logger: logger)
-        defer { discovery?.stop() }
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
         let status = try failing(as: .cannotCreate) {
             try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
                 StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
             }
         }
-        defer { status.stop() }
-        let reload = installReloadHandler(call: call, logger: logger)
-        defer { reload.cancel() }
         let talk = talkCommand.talk
         let button = try talk.button()
         let gpio = try talk.gpioControls()
@@ -54,45 +49,33 @@ struct Daemon: AsyncParsableCommand {
         let interface = hasControls
             ? TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: button, gpio: gpio)
             : nil
+        // Until the reload service listens, a SIGHUP must not end the daemon (its default action).
+        signal(SIGHUP, SIG_IGN)
+        let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
+        var services: [any Service] = [
+            CallService(call: call, duration: talkCommand.run.duration, interface: interface, systemd: systemd, logger: logger),
+        ]
+        if !talkCommand.network.noDiscovery { services.append(DiscoveryService(call: call, logger: logger)) }
+        let given = callArguments()
+        services += [
+            StatusSocketService(socket: status),
+            ReloadService(call: call, systemd: systemd, logger: logger) { try Self.reloaded(given: given, logger: logger) },
+        ]
         logger.info("daemon running", metadata: ["mode": "\(call.configuration.mode.rawValue)", "status": "\(statusSocket)"])
-        try await failing(as: .software) {
-            try await CallRunner(
-                call: call, duration: talkCommand.run.duration, interface: interface,
-                systemd: SystemdNotifier(environment: ProcessInfo.processInfo.environment), logger: logger
-            ).run()
-        }
+        try await failing(as: .software) { try await IntercomServices.run(services, logger: logger) }
         try talkCommand.writeStatistics(of: call)
     }
 
-    /// SIGHUP: read the configuration again and apply what can change during a call.
-    private func installReloadHandler(call: Call, logger: Logger) -> DispatchSourceSignal {
-        signal(SIGHUP, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        let given = callArguments()
-        source.setEventHandler {
-            SystemdNotifier(environment: ProcessInfo.processInfo.environment).reloading()
-            defer { SystemdNotifier(environment: ProcessInfo.processInfo.environment).ready(status: "configuration reloaded") }
-            do {
-                let file = try ConfigurationFile.load()
-                for warning in file.warnings { logger.warning("\(warning)") }
-                let fresh = try Talk.parse(file.arguments + given)
-                let mode = fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true)
-                if mode != call.mode {
-                    logger.notice("mode changed", metadata: ["from": "\(call.mode.rawValue)", "to": "\(mode.rawValue)"])
-                    call.setMode(mode)
-                }
-                call.setVoxThreshold(fresh.talk.voxThreshold)
-                for text in fresh.network.peer where !call.configuration.staticPeers.map(\.description).contains(text) {
-                    call.addPeer(try SocketAddress.parse(text, label: "peer"))
-                    logger.notice("peer added", metadata: ["peer": "\(text)"])
-                }
-                logger.info("configuration reloaded; audio, codec and port settings apply at the next start")
-            } catch {
-                logger.error("configuration not reloaded: \(error)")
-            }
-        }
-        source.resume()
-        return source
+    /// What a reload may change, as the configuration file (under the command line's own
+    /// arguments, `given`) says now.
+    private static func reloaded(given: [String], logger: Logger) throws -> CallReload {
+        let file = try ConfigurationFile.load()
+        for warning in file.warnings { logger.warning("\(warning)") }
+        let fresh = try Talk.parse(file.arguments + given)
+        return CallReload(
+            mode: fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true),
+            voxThreshold: fresh.talk.voxThreshold, peers: try fresh.network.peerAddresses()
+        )
     }
 
     /// This command's own arguments, as the call command takes them.

@@ -4,6 +4,7 @@ import IntercomCall
 import IntercomCore
 import IntercomIO
 import Logging
+import ServiceLifecycle
 
 /// The call itself: what `intercom` with no subcommand runs.
 struct Talk: AsyncParsableCommand {
@@ -24,12 +25,12 @@ struct Talk: AsyncParsableCommand {
         let logger = makeLogger(verbose: run.verbose, quiet: interactive || run.quiet)
         let call = try makeCall(interactive: interactive, headless: false, logger: logger)
         warnIfUnencrypted(logger: logger)
-        let discovery = startDiscovery(for: call, logger: logger)
-        defer { discovery?.stop() }
         let interface = TalkInterface(
             call: call, options: talk.interfaceOptions(), terminal: interactive ? Terminal() : nil, button: try talk.button()
         )
-        try await failing(as: .software) { try await CallRunner(call: call, duration: run.duration, interface: interface, logger: logger).run() }
+        var services: [any Service] = [CallService(call: call, duration: run.duration, interface: interface, logger: logger)]
+        if !network.noDiscovery { services.append(DiscoveryService(call: call, logger: logger)) }
+        try await failing(as: .software) { try await IntercomServices.run(services, logger: logger) }
         try writeStatistics(of: call)
     }
 
@@ -46,19 +47,6 @@ struct Talk: AsyncParsableCommand {
         } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
 
         return try failing(as: .unavailable) { try Call(configuration: configuration, source: source, sink: sink, logger: logger) }
-    }
-
-    /// Publishes the call and lets discovered peers join, unless --no-discovery. Discovery
-    /// that cannot start is a warning: peers named with --peer still work.
-    func startDiscovery(for call: Call, logger: Logger) -> CallDiscovery? {
-        guard !network.noDiscovery else { return nil }
-        do {
-            return try CallDiscovery(call: call, logger: logger)
-        } catch {
-            call.setDiscoveryStatus(.unavailable)
-            logger.warning("mDNS discovery could not start (\(error)); call peers with --peer HOST:PORT")
-            return nil
-        }
     }
 
     /// Plain RTP is for interop only: say so at every start, on the screen and in the log.

@@ -30,7 +30,9 @@ extension EndToEndTests {
                 return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
             }
 
-            func waitForStatus(seconds: Double = 5, until condition: ([String: Any]) -> Bool) -> [String: Any]? {
+            /// Waits until the condition holds: not a timing check (starting daemons on a busy
+            /// machine takes seconds), so the bound is generous.
+            func waitForStatus(seconds: Double = 20, until condition: ([String: Any]) -> Bool) -> [String: Any]? {
                 let deadline = Date().addingTimeInterval(seconds)
                 while Date() < deadline {
                     if let status = status(), condition(status) { return status }
