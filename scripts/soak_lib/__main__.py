@@ -178,24 +178,18 @@ class Soak:
                 self.set_links("clean")
                 rec["clean_at"] = time.monotonic()
                 rec["happened"] = any(f["profile"] in r.history[-2][1:3] for r in self.relays.values())
-            elif kind == "kill":
+            elif kind in ("kill", "leave"):
+                # SIGKILL must kill; SIGTERM must leave cleanly (exit 0).
+                sig, patience, expected = ((signal.SIGKILL, 5, -signal.SIGKILL) if kind == "kill"
+                                           else (signal.SIGTERM, 10, 0))
                 p = self.peers[f["peer"]]
-                p.signal(signal.SIGKILL)
-                rc = p.wait_exit(5)
+                p.signal(sig)
+                rc = p.wait_exit(patience)
                 rec["left_at"], rec["exit"] = time.monotonic(), rc
                 self.sleep(f["down"])
                 p.start()
                 rec["restarted_at"] = time.monotonic()
-                rec["happened"] = rc == -signal.SIGKILL
-            elif kind == "leave":
-                p = self.peers[f["peer"]]
-                p.signal(signal.SIGTERM)
-                rc = p.wait_exit(10)
-                rec["left_at"], rec["exit"] = time.monotonic(), rc
-                self.sleep(f["down"])
-                p.start()
-                rec["restarted_at"] = time.monotonic()
-                rec["happened"] = rc == 0
+                rec["happened"] = rc == expected
             elif kind == "unplug":
                 before = self.peers[f["peer"]].status()
                 self.lab.unplug(f["device"])

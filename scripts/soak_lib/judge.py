@@ -16,6 +16,17 @@ SHORT_RUN_GROWTH_MB = 0.5
 LONG_RUN_HOURS = 1.0
 
 
+
+def heard_again(soak, pairs, since):
+    """Seconds from `since` to the first click heard for each (sender, receiver) pair (None if
+    never), keyed by the pair; and whether every one came within the promise."""
+    lags = {}
+    for sender, receiver in pairs:
+        heard = first_heard(soak, sender, receiver, since)
+        lags[(sender, receiver)] = (heard - since) if heard else None
+    return lags, all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
+
+
 def result(promise, figure, ok, how, detail=None):
     verdict = ok if isinstance(ok, str) else "not staged" if ok is None else ("passed" if ok else "failed")
     return dict(promise=promise, figure=figure, verdict=verdict, how=how, detail=detail)
@@ -101,11 +112,9 @@ def judge(soak, error):
     for f in soak.faults:
         if f["kind"] in ("kill", "leave") and "restarted_at" in f:
             p = f["peer"]
-            times = {r: first_heard(soak, p, r, f["restarted_at"]) for r in soak.peers if r != p}
-            lags = {r: (t - f["restarted_at"]) if t else None for r, t in times.items()}
-            ok = all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
+            lags, ok = heard_again(soak, [(p, r) for r in soak.peers if r != p], f["restarted_at"])
             out.append(result(f"{p} heard again after {fault_name(f)}",
-                              ", ".join(f"at {r} after {fmt(v, 2)} s" for r, v in lags.items()), ok,
+                              ", ".join(f"at {r} after {fmt(v, 2)} s" for (_, r), v in lags.items()), ok,
                               f"first click from {p} reaching each other speaker after the new process started, "
                               f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)"))
             back = {r: first_heard(soak, s, p, f["restarted_at"]) for s in soak.peers if s != p for r in [s]}
@@ -120,11 +129,9 @@ def judge(soak, error):
                               f"clicks still played into {p}'s microphone while it was down must not reach any speaker"))
         if f["kind"] == "unplug" and "plugged_at" in f:
             p = f["peer"]
-            lags = {s: first_heard(soak, s, p, f["plugged_at"]) for s in soak.peers if s != p}
-            lags = {s: (t - f["plugged_at"]) if t else None for s, t in lags.items()}
-            ok = all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
+            lags, ok = heard_again(soak, [(s, p) for s in soak.peers if s != p], f["plugged_at"])
             out.append(result(f"{p} plays again after its speaker ({f['device']}) returned",
-                              ", ".join(f"{s} heard after {fmt(v, 2)} s" for s, v in lags.items()), ok,
+                              ", ".join(f"{s} heard after {fmt(v, 2)} s" for (s, _), v in lags.items()), ok,
                               f"first click from each sender at {p}'s returned speaker after `audio-lab plug` returned, "
                               f"≤ {HEARD_WITHIN_S:g} s"))
         if f["kind"] == "avahi":
