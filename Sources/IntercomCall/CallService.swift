@@ -102,8 +102,9 @@ public struct DiscoveryService: Service {
     public func run() async throws {
         let discovery: CallDiscovery?
         do {
+            // Whether avahi-daemon answers, its own events say (`CallDiscovery` sets the status):
+            // they may come before this line returns, so nothing is set here on success.
             discovery = try CallDiscovery(call: call, logger: logger)
-            call.setDiscoveryStatus(.running)
         } catch {
             discovery = nil
             call.setDiscoveryStatus(.unavailable)

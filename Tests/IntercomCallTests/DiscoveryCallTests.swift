@@ -55,6 +55,8 @@ extension EndToEndTests {
 
             let found = alice.waitUntil(seconds: 8) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
             #expect(found != nil, "alice: \(alice.peers()) bob: \(bob.peers())\n\(alice.process.standardError)")
+            let status = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", alice.socket]).output
+            #expect(status.contains("\"discovery\":\"running\""), "\(status)")
             // How long discovery took, as each peer logged it (the goal is under a second).
             usleep(300_000)
             let times = [alice, bob].compactMap { daemon in
