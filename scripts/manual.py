@@ -159,12 +159,13 @@ def main():
         ".SH FILES",
         ".TP",
         "\\fI~/.config/intercom/config.toml\\fR",
-        "Settings, TOML ([audio], [network], [talk] tables), read before the command line "
-        "($XDG_CONFIG_HOME/intercom/config.toml when XDG_CONFIG_HOME is set). "
+        "Settings, TOML ([audio], [network], [talk] tables): what the command line leaves out "
+        "($XDG_CONFIG_HOME/intercom/config.toml when XDG_CONFIG_HOME is set, or the file "
+        "\\fB--config\\fR names). "
         "\\fBintercom config\\fR prints the settings a call would use and where each came from.",
         ".TP",
         "\\fI/etc/intercom/config.toml\\fR",
-        "The service's settings (intercom.service sets XDG_CONFIG_HOME=/etc); an example with "
+        "The service's settings (intercom.service names it with \\fB--config\\fR); an example with "
         "every setting commented out is installed there.",
         ".TP",
         "\\fI~/.local/state/intercom/\\fR",

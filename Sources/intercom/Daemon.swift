@@ -24,25 +24,23 @@ struct Daemon: AsyncParsableCommand {
     @OptionGroup(title: "Talk") var talk: TalkOptions
     @OptionGroup(title: "Run") var run: RunOptions
     @OptionGroup(title: "Identity") var identity: IdentityOptions
+    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
 
     @Option(name: .customLong("status-socket"), help: ArgumentHelp("Where to answer status requests.", valueName: "PATH"))
     var statusSocket = StatusSocket.defaultPath
 
     func run() async throws {
         let logger = makeLogger(verbose: run.verbose, quiet: run.quiet)
-        // The configuration file stands before the command line, as for a call.
-        let file = try failing(as: .configuration) { try ConfigurationFile.load() }
-        for warning in file.warnings { logger.warning("\(warning)") }
-        let talkCommand = try Talk.parse(file.arguments + callArguments())
-        let call = try talkCommand.makeCall(interactive: false, headless: true, logger: logger)
-        talkCommand.warnIfUnencrypted(logger: logger)
+        let settings = try settings(logger: logger)
+        let call = try settings.makeCall(interactive: false, headless: true, logger: logger)
+        settings.warnIfUnencrypted(logger: logger)
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
         let status = try failing(as: .cannotCreate) {
             try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
                 StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
             }
         }
-        let talk = talkCommand.talk
+        let talk = settings.talk
         let button = try talk.button()
         let gpio = try talk.gpioControls()
         let hasControls = button != nil || gpio.talkButton != nil || gpio.transmitLamp != nil || gpio.receiveLamp != nil
@@ -53,40 +51,32 @@ struct Daemon: AsyncParsableCommand {
         signal(SIGHUP, SIG_IGN)
         let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         var services: [any Service] = [
-            CallService(call: call, duration: talkCommand.run.duration, interface: interface, systemd: systemd, logger: logger),
+            CallService(call: call, duration: run.duration, interface: interface, systemd: systemd, logger: logger),
         ]
-        if !talkCommand.network.noDiscovery { services.append(DiscoveryService(call: call, logger: logger)) }
-        let given = callArguments()
+        if settings.network.discovery { services.append(DiscoveryService(call: call, logger: logger)) }
         services += [
             StatusSocketService(socket: status),
-            ReloadService(call: call, systemd: systemd, logger: logger) { try Self.reloaded(given: given, logger: logger) },
+            ReloadService(call: call, systemd: systemd, logger: logger) { try reloaded(logger: logger) },
         ]
         logger.info("daemon running", metadata: ["mode": "\(call.configuration.mode.rawValue)", "status": "\(statusSocket)"])
         try await failing(as: .software) { try await IntercomServices.run(services, logger: logger) }
-        try talkCommand.writeStatistics(of: call)
+        try settings.writeStatistics(of: call)
     }
 
-    /// What a reload may change, as the configuration file (under the command line's own
-    /// arguments, `given`) says now.
-    private static func reloaded(given: [String], logger: Logger) throws -> CallReload {
-        let file = try ConfigurationFile.load()
+    /// The command line's settings over the configuration file's as it reads now.
+    private func settings(logger: Logger) throws -> CallSettings {
+        let file = try configuration.load()
         for warning in file.warnings { logger.warning("\(warning)") }
-        let fresh = try Talk.parse(file.arguments + given)
+        return try CallSettings(audio: audio, network: network, talk: talk, run: run, identity: identity, file: file)
+    }
+
+    /// What a reload may change, as the configuration file (under the command line) says now.
+    private func reloaded(logger: Logger) throws -> CallReload {
+        let fresh = try settings(logger: logger)
         return CallReload(
             mode: fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true),
             voxThreshold: fresh.talk.voxThreshold, peers: try fresh.network.peerAddresses()
         )
-    }
-
-    /// This command's own arguments, as the call command takes them.
-    private func callArguments() -> [String] {
-        let given = Array(CommandLine.arguments.drop { $0 != Self._commandName }.dropFirst())
-        var skip = false
-        return given.filter { argument in
-            if skip { skip = false; return false }
-            if argument == "--status-socket" { skip = true; return false }
-            return !argument.hasPrefix("--status-socket=")
-        }
     }
 }
 

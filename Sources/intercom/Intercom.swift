@@ -19,34 +19,14 @@ struct Intercom: AsyncParsableCommand {
         defaultSubcommand: Talk.self
     )
 
-    /// Runs the command line, with the configuration file's settings standing before the
-    /// user's own arguments for the call, so that flags on the command line win.
+    /// `--state-dir` may stand before the subcommand's name too (`intercom --state-dir DIR
+    /// pair`): swift-argument-parser hands it to the subcommand's own identity options.
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
+
+    /// Runs the command line; faults while running exit with their own sysexits code.
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        // The identity's option may stand before the subcommand's name too (`intercom --state-dir
-        // DIR pair`): it is handed to the subcommand, whose option group reads it.
-        var identityArguments: [String] = []
-        while let head = arguments.first, head == "--state-dir" || head.hasPrefix("--state-dir=") {
-            identityArguments.append(arguments.removeFirst())
-            if head == "--state-dir", !arguments.isEmpty { identityArguments.append(arguments.removeFirst()) }
-        }
-        let subcommands = configuration.subcommands.map { $0._commandName }
-        let first = arguments.first ?? ""
-        if subcommands.contains(first), first != Talk._commandName {
-            arguments.insert(contentsOf: identityArguments, at: 1)
-        } else if !["-h", "--help", "help", "--version"].contains(first) || !identityArguments.isEmpty {
-            if first == Talk._commandName { arguments.removeFirst() }
-            arguments = identityArguments + arguments
-            do {
-                let file = try failing(as: .configuration) { try ConfigurationFile.load() }
-                for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-                arguments = [Talk._commandName] + file.arguments + arguments
-            } catch {
-                exit(reporting: error)
-            }
-        }
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

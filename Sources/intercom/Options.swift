@@ -5,7 +5,8 @@ import IntercomCore
 import IntercomDSP
 import IntercomIO
 
-/// Where sound comes from and goes to, and how it is coded.
+/// Where sound comes from and goes to, and how it is coded. A setting left out here is the
+/// configuration file's, else the default the help names (see `filled(from:)`).
 struct AudioOptions: ParsableArguments {
     @Option(name: .customLong("input-file"), help: ArgumentHelp("Read the microphone from this WAV file (any rate, any channels).", valueName: "F.wav"))
     var inputFile: String?
@@ -13,38 +14,67 @@ struct AudioOptions: ParsableArguments {
     @Option(name: .customLong("output-file"), help: ArgumentHelp("Write what is heard to this WAV file (48 kHz mono).", valueName: "F.wav"))
     var outputFile: String?
 
-    @Option(help: ArgumentHelp("ALSA device to capture from.", valueName: "DEVICE"))
-    var capture = "default"
+    @Option(name: .customLong("capture"), help: ArgumentHelp("ALSA device to capture from (default: default).", valueName: "DEVICE"))
+    var givenCapture: String?
 
-    @Option(help: ArgumentHelp("ALSA device to play to.", valueName: "DEVICE"))
-    var playback = "default"
+    @Option(name: .customLong("playback"), help: ArgumentHelp("ALSA device to play to (default: default).", valueName: "DEVICE"))
+    var givenPlayback: String?
 
-    @Option(name: .customLong("audio-buffer-ms"), help: "Sound card buffer: the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).")
-    var audioBufferMilliseconds = 20
+    @Option(name: .customLong("audio-buffer-ms"), help: ArgumentHelp("Sound card buffer (default: 20): the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).", valueName: "MS"))
+    var givenBufferMilliseconds: Int?
 
-    @Flag(name: .customLong("no-aec"), help: "Do not cancel the speaker's echo in the microphone.")
-    var noEchoCancellation = false
+    @Flag(name: .customLong("aec"), inversion: .prefixedNo, help: "Cancel the speaker's echo in the microphone (default: on).")
+    var givenEchoCancellation: Bool?
 
-    @Option(name: .customLong("echo-tail-ms"), help: "The longest echo path to cancel, in milliseconds.")
-    var echoTailMilliseconds = 150
+    @Option(name: .customLong("echo-tail-ms"), help: ArgumentHelp("The longest echo path to cancel (default: 150).", valueName: "MS"))
+    var givenEchoTailMilliseconds: Int?
 
-    @Flag(name: .customLong("no-denoise"), help: "Do not suppress background noise.")
-    var noDenoise = false
+    @Flag(name: .customLong("denoise"), inversion: .prefixedNo, help: "Suppress background noise (default: on).")
+    var givenDenoise: Bool?
 
-    @Flag(name: .customLong("no-agc"), help: "Do not adjust the microphone level automatically.")
-    var noAutomaticGainControl = false
+    @Flag(name: .customLong("agc"), inversion: .prefixedNo, help: "Adjust the microphone level automatically (default: on).")
+    var givenAutomaticGainControl: Bool?
 
-    @Option(name: .customLong("frame-ms"), help: "Opus frame length: 10 (lower delay) or 20 (fewer packets).")
-    var frameMilliseconds: Int = 10
+    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("Opus frame length: 10 (lower delay, the default) or 20 (fewer packets).", valueName: "MS"))
+    var givenFrameMilliseconds: Int?
 
-    @Option(help: ArgumentHelp("Opus bitrate in bits per second.", valueName: "BPS"))
-    var bitrate: Int = OpusEncoderConfiguration().bitrate
+    @Option(name: .customLong("bitrate"), help: ArgumentHelp("Opus bitrate in bits per second (default: \(OpusEncoderConfiguration().bitrate)).", valueName: "BPS"))
+    var givenBitrate: Int?
 
-    @Flag(name: .customLong("no-fec"), help: "Send no in-band forward error correction.")
-    var noFEC = false
+    @Flag(name: .customLong("fec"), inversion: .prefixedNo, help: "Send in-band forward error correction (default: on).")
+    var givenFEC: Bool?
 
-    @Flag(help: "Discontinuous transmission: send almost nothing in silence.")
-    var dtx = false
+    @Flag(name: .customLong("dtx"), inversion: .prefixedNo, help: "Discontinuous transmission: send almost nothing in silence (default: off).")
+    var givenDTX: Bool?
+
+    var capture: String { givenCapture ?? "default" }
+    var playback: String { givenPlayback ?? "default" }
+    var audioBufferMilliseconds: Int { givenBufferMilliseconds ?? 20 }
+    var echoCancellation: Bool { givenEchoCancellation ?? true }
+    var echoTailMilliseconds: Int { givenEchoTailMilliseconds ?? 150 }
+    var denoise: Bool { givenDenoise ?? true }
+    var automaticGainControl: Bool { givenAutomaticGainControl ?? true }
+    var frameMilliseconds: Int { givenFrameMilliseconds ?? 10 }
+    var bitrate: Int { givenBitrate ?? OpusEncoderConfiguration().bitrate }
+    var forwardErrorCorrection: Bool { givenFEC ?? true }
+    var discontinuousTransmission: Bool { givenDTX ?? false }
+
+    /// These options with every setting the command line left out taken from `file`.
+    func filled(from file: AudioOptions) -> AudioOptions {
+        var options = self
+        options.givenCapture = givenCapture ?? file.givenCapture
+        options.givenPlayback = givenPlayback ?? file.givenPlayback
+        options.givenBufferMilliseconds = givenBufferMilliseconds ?? file.givenBufferMilliseconds
+        options.givenEchoCancellation = givenEchoCancellation ?? file.givenEchoCancellation
+        options.givenEchoTailMilliseconds = givenEchoTailMilliseconds ?? file.givenEchoTailMilliseconds
+        options.givenDenoise = givenDenoise ?? file.givenDenoise
+        options.givenAutomaticGainControl = givenAutomaticGainControl ?? file.givenAutomaticGainControl
+        options.givenFrameMilliseconds = givenFrameMilliseconds ?? file.givenFrameMilliseconds
+        options.givenBitrate = givenBitrate ?? file.givenBitrate
+        options.givenFEC = givenFEC ?? file.givenFEC
+        options.givenDTX = givenDTX ?? file.givenDTX
+        return options
+    }
 
     /// Every value checked as soon as the options are parsed, before anything is opened.
     func validate() throws {
@@ -61,18 +91,18 @@ struct AudioOptions: ParsableArguments {
     func apply(to configuration: inout CallConfiguration) throws {
         configuration.encoder = try encoderConfiguration()
         configuration.liveInput = inputFile == nil
-        configuration.echoCancellation = !noEchoCancellation
+        configuration.echoCancellation = echoCancellation
         configuration.echoTailMilliseconds = echoTailMilliseconds
-        configuration.preprocessor.denoise = !noDenoise
-        configuration.preprocessor.automaticGainControl = !noAutomaticGainControl
+        configuration.preprocessor.denoise = denoise
+        configuration.preprocessor.automaticGainControl = automaticGainControl
     }
 
     func encoderConfiguration() throws -> OpusEncoderConfiguration {
         var configuration = OpusEncoderConfiguration()
         configuration.frameMilliseconds = frameMilliseconds
         configuration.bitrate = bitrate
-        configuration.forwardErrorCorrection = !noFEC
-        configuration.discontinuousTransmission = dtx
+        configuration.forwardErrorCorrection = forwardErrorCorrection
+        configuration.discontinuousTransmission = discontinuousTransmission
         do {
             try configuration.validate()
         } catch {
@@ -82,18 +112,18 @@ struct AudioOptions: ParsableArguments {
     }
 }
 
-/// How this peer is reached and whom it calls.
+/// How this peer is reached and whom it calls; a setting left out is the configuration file's.
 struct NetworkOptions: ParsableArguments {
-    @Option(help: "UDP port to listen on.")
-    var port: Int = 5004
+    @Option(name: .customLong("port"), help: "UDP port to listen on (default: 5004).")
+    var givenPort: Int?
 
-    @Option(help: ArgumentHelp("A peer to call, without discovery (repeatable).", valueName: "HOST:PORT"))
+    @Option(help: ArgumentHelp("A peer to call, without discovery (repeatable; replaces the configuration file's peers).", valueName: "HOST:PORT"))
     var peer: [String] = []
 
-    @Flag(name: .customLong("no-discovery"), help: "Do not publish or browse mDNS; call only --peer peers.")
-    var noDiscovery = false
+    @Flag(name: .customLong("discovery"), inversion: .prefixedNo, help: "Publish and browse mDNS (default: on); without it, call only --peer peers.")
+    var givenDiscovery: Bool?
 
-    @Option(help: ArgumentHelp("The name other peers see.", valueName: "NAME"))
+    @Option(help: ArgumentHelp("The name other peers see (default: the host's name).", valueName: "NAME"))
     var name: String?
 
     @Option(help: ArgumentHelp("Listen for the call on this local address only (mDNS then announces that interface alone).", valueName: "ADDRESS"))
@@ -104,6 +134,20 @@ struct NetworkOptions: ParsableArguments {
 
     @Option(name: .customLong("rekey-seconds"), help: .hidden)
     var rekeySeconds: Double = 120
+
+    var port: Int { givenPort ?? 5004 }
+    var discovery: Bool { givenDiscovery ?? true }
+
+    /// These options with every setting the command line left out taken from `file`.
+    func filled(from file: NetworkOptions) -> NetworkOptions {
+        var options = self
+        options.givenPort = givenPort ?? file.givenPort
+        options.peer = peer.isEmpty ? file.peer : peer
+        options.givenDiscovery = givenDiscovery ?? file.givenDiscovery
+        options.name = name ?? file.name
+        options.bind = bind ?? file.bind
+        return options
+    }
 }
 
 extension NetworkOptions {
@@ -168,7 +212,7 @@ struct IdentityOptions: ParsableArguments {
     }
 }
 
-/// When this peer transmits.
+/// When this peer transmits; a setting left out is the configuration file's.
 struct TalkOptions: ParsableArguments {
     @Option(help: "When to transmit: ptt (while the talk key is held), vox (on speech) or open (always). Default: ptt at a terminal or with --ptt-device, open otherwise (files, scripts).")
     var mode: TalkMode?
@@ -176,20 +220,20 @@ struct TalkOptions: ParsableArguments {
     @Option(name: .customLong("ptt-device"), help: ArgumentHelp("Talk button from this evdev device (a foot switch, a spare keyboard).", valueName: "/dev/input/eventN"))
     var pttDevice: String?
 
-    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("The --ptt-device key that talks, by name (space, KEY_F13, BTN_0) or code.", valueName: "NAME"))
-    var pttKey = "space"
+    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("The --ptt-device key that talks, by name (space, the default, KEY_F13, BTN_0) or code.", valueName: "NAME"))
+    var givenPTTKey: String?
 
-    @Option(name: .customLong("ptt-max-seconds"), help: "The longest a held (or stuck) talk key transmits.")
-    var pttMaxSeconds = 120.0
+    @Option(name: .customLong("ptt-max-seconds"), help: ArgumentHelp("The longest a held (or stuck) talk key transmits (default: 120).", valueName: "SECONDS"))
+    var givenPTTMaxSeconds: Double?
 
-    @Flag(name: .customLong("ptt-latch"), help: "Tap the talk key to start talking, tap again to stop.")
-    var pttLatch = false
+    @Flag(name: .customLong("ptt-latch"), inversion: .prefixedNo, help: "Tap the talk key to start talking, tap again to stop (default: off).")
+    var givenPTTLatch: Bool?
 
     @Option(name: .customLong("ptt-gpio"), help: ArgumentHelp("Talk button on a GPIO line (debounced), e.g. gpiochip0:17.", valueName: "CHIP:LINE"))
     var pttGPIO: String?
 
-    @Flag(name: .customLong("gpio-active-high"), help: "The GPIO button drives its line high when pressed (default: it shorts it to ground).")
-    var gpioActiveHigh = false
+    @Flag(name: .customLong("gpio-active-high"), inversion: .prefixedNo, help: "The GPIO button drives its line high when pressed (default: off, it shorts it to ground).")
+    var givenGPIOActiveHigh: Bool?
 
     @Option(name: .customLong("tx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while transmitting.", valueName: "CHIP:LINE"))
     var transmitLampGPIO: String?
@@ -197,14 +241,40 @@ struct TalkOptions: ParsableArguments {
     @Option(name: .customLong("rx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while a peer talks.", valueName: "CHIP:LINE"))
     var receiveLampGPIO: String?
 
-    @Flag(help: "Short tones at both ends when a transmission starts and ends, like a two-way radio.")
-    var tones = false
+    @Flag(name: .customLong("tones"), inversion: .prefixedNo, help: "Short tones at both ends when a transmission starts and ends, like a two-way radio (default: off).")
+    var givenTones: Bool?
 
-    @Option(name: .customLong("ptt-hold-ms"), help: "Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay).")
-    var pttHoldMilliseconds = 650
+    @Option(name: .customLong("ptt-hold-ms"), help: ArgumentHelp("Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay; default: 650).", valueName: "MS"))
+    var givenPTTHoldMilliseconds: Int?
 
-    @Option(name: .customLong("vox-threshold"), help: "Speech probability (percent) that opens the VOX gate.")
-    var voxThreshold = 80
+    @Option(name: .customLong("vox-threshold"), help: ArgumentHelp("Speech probability (percent) that opens the VOX gate (default: 80).", valueName: "PERCENT"))
+    var givenVoxThreshold: Int?
+
+    var pttKey: String { givenPTTKey ?? "space" }
+    var pttMaxSeconds: Double { givenPTTMaxSeconds ?? 120 }
+    var pttLatch: Bool { givenPTTLatch ?? false }
+    var gpioActiveHigh: Bool { givenGPIOActiveHigh ?? false }
+    var tones: Bool { givenTones ?? false }
+    var pttHoldMilliseconds: Int { givenPTTHoldMilliseconds ?? 650 }
+    var voxThreshold: Int { givenVoxThreshold ?? 80 }
+
+    /// These options with every setting the command line left out taken from `file`.
+    func filled(from file: TalkOptions) -> TalkOptions {
+        var options = self
+        options.mode = mode ?? file.mode
+        options.pttDevice = pttDevice ?? file.pttDevice
+        options.givenPTTKey = givenPTTKey ?? file.givenPTTKey
+        options.givenPTTMaxSeconds = givenPTTMaxSeconds ?? file.givenPTTMaxSeconds
+        options.givenPTTLatch = givenPTTLatch ?? file.givenPTTLatch
+        options.pttGPIO = pttGPIO ?? file.pttGPIO
+        options.givenGPIOActiveHigh = givenGPIOActiveHigh ?? file.givenGPIOActiveHigh
+        options.transmitLampGPIO = transmitLampGPIO ?? file.transmitLampGPIO
+        options.receiveLampGPIO = receiveLampGPIO ?? file.receiveLampGPIO
+        options.givenTones = givenTones ?? file.givenTones
+        options.givenPTTHoldMilliseconds = givenPTTHoldMilliseconds ?? file.givenPTTHoldMilliseconds
+        options.givenVoxThreshold = givenVoxThreshold ?? file.givenVoxThreshold
+        return options
+    }
 
     /// The mode in force: the one asked for, else push-to-talk where there is a key to hold;
     /// headless with no button, voice activation; otherwise (files, scripts) always open.

@@ -14,18 +14,14 @@ struct ShowConfiguration: ParsableCommand {
     @OptionGroup(title: "Audio") var audio: AudioOptions
     @OptionGroup(title: "Network") var network: NetworkOptions
     @OptionGroup(title: "Talk") var talk: TalkOptions
+    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
 
     func run() throws {
-        let file: ConfigurationFile
-        do {
-            file = try ConfigurationFile.load()
-        } catch {
-            throw ValidationError("\(error)")
-        }
+        let file = try configuration.load()
         // Warnings go to stderr: what is printed is a configuration file itself.
         for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-        let given = Array(CommandLine.arguments.drop { $0 != Self._commandName }.dropFirst())
-        let effective = try Talk.parse(file.arguments + given)
+        let effective = try CallSettings(
+            audio: audio, network: network, talk: talk, run: RunOptions(), identity: IdentityOptions(), file: file)
         print("# \(file.path)\(file.entries.isEmpty ? " (no settings)" : "")")
         var table = ""
         for setting in ConfigurationSchema.settings {
@@ -34,7 +30,7 @@ struct ShowConfiguration: ParsableCommand {
                 table = setting.table
             }
             let source: String
-            if flags(of: setting).contains(where: given.contains) {
+            if isGiven(setting) {
                 source = "command line"
             } else if let entry = file.entries.first(where: { $0.setting.path == setting.path }) {
                 source = "\(file.path):\(entry.line)"
@@ -48,16 +44,44 @@ struct ShowConfiguration: ParsableCommand {
         }
     }
 
-    private func flags(of setting: ConfigurationSchema.Setting) -> [String] {
-        switch setting.kind {
-        case .toggle(let whenTrue, let whenFalse): [whenTrue, whenFalse].compactMap { $0.map { "--" + $0 } }
-        default: ["--" + setting.option]
+    /// Whether the command line set `setting` (and so overrides the file).
+    private func isGiven(_ setting: ConfigurationSchema.Setting) -> Bool {
+        switch setting.path {
+        case "audio.capture": audio.givenCapture != nil
+        case "audio.playback": audio.givenPlayback != nil
+        case "audio.buffer-ms": audio.givenBufferMilliseconds != nil
+        case "audio.frame-ms": audio.givenFrameMilliseconds != nil
+        case "audio.bitrate": audio.givenBitrate != nil
+        case "audio.fec": audio.givenFEC != nil
+        case "audio.dtx": audio.givenDTX != nil
+        case "audio.aec": audio.givenEchoCancellation != nil
+        case "audio.echo-tail-ms": audio.givenEchoTailMilliseconds != nil
+        case "audio.denoise": audio.givenDenoise != nil
+        case "audio.agc": audio.givenAutomaticGainControl != nil
+        case "network.port": network.givenPort != nil
+        case "network.bind": network.bind != nil
+        case "network.peers": !network.peer.isEmpty
+        case "network.discovery": network.givenDiscovery != nil
+        case "network.name": network.name != nil
+        case "talk.mode": talk.mode != nil
+        case "talk.vox-threshold": talk.givenVoxThreshold != nil
+        case "talk.ptt-device": talk.pttDevice != nil
+        case "talk.ptt-key": talk.givenPTTKey != nil
+        case "talk.ptt-max-seconds": talk.givenPTTMaxSeconds != nil
+        case "talk.ptt-latch": talk.givenPTTLatch != nil
+        case "talk.ptt-hold-ms": talk.givenPTTHoldMilliseconds != nil
+        case "talk.tones": talk.givenTones != nil
+        case "talk.ptt-gpio": talk.pttGPIO != nil
+        case "talk.gpio-active-high": talk.givenGPIOActiveHigh != nil
+        case "talk.tx-lamp-gpio": talk.transmitLampGPIO != nil
+        case "talk.rx-lamp-gpio": talk.receiveLampGPIO != nil
+        default: false
         }
     }
 
     /// The value a call would use, read from the parsed options; nil where none is set.
-    private func value(of setting: ConfigurationSchema.Setting, in talk: Talk) -> ConfigurationText.Value? {
-        let (audio, network, options) = (talk.audio, talk.network, talk.talk)
+    private func value(of setting: ConfigurationSchema.Setting, in settings: CallSettings) -> ConfigurationText.Value? {
+        let (audio, network, options) = (settings.audio, settings.network, settings.talk)
         func text(_ value: String?) -> ConfigurationText.Value? { value.map { .string($0) } }
         switch setting.path {
         case "audio.capture": return text(audio.capture)
@@ -65,16 +89,16 @@ struct ShowConfiguration: ParsableCommand {
         case "audio.buffer-ms": return .integer(audio.audioBufferMilliseconds)
         case "audio.frame-ms": return .integer(audio.frameMilliseconds)
         case "audio.bitrate": return .integer(audio.bitrate)
-        case "audio.fec": return .boolean(!audio.noFEC)
-        case "audio.dtx": return .boolean(audio.dtx)
-        case "audio.aec": return .boolean(!audio.noEchoCancellation)
+        case "audio.fec": return .boolean(audio.forwardErrorCorrection)
+        case "audio.dtx": return .boolean(audio.discontinuousTransmission)
+        case "audio.aec": return .boolean(audio.echoCancellation)
         case "audio.echo-tail-ms": return .integer(audio.echoTailMilliseconds)
-        case "audio.denoise": return .boolean(!audio.noDenoise)
-        case "audio.agc": return .boolean(!audio.noAutomaticGainControl)
+        case "audio.denoise": return .boolean(audio.denoise)
+        case "audio.agc": return .boolean(audio.automaticGainControl)
         case "network.port": return .integer(network.port)
         case "network.bind": return text(network.bind)
         case "network.peers": return .array(network.peer.map { .string($0) })
-        case "network.discovery": return .boolean(!network.noDiscovery)
+        case "network.discovery": return .boolean(network.discovery)
         case "network.name": return .string(network.name ?? defaultPeerName())
         case "talk.mode": return text(options.mode?.rawValue)
         case "talk.vox-threshold": return .integer(options.voxThreshold)

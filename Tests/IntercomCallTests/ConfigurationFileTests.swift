@@ -103,4 +103,34 @@ import TestSupport
         #expect(failing.wait(seconds: 10) != 0)
         #expect(failing.standardError.contains("config.toml:2: network.port"), "\(failing.standardError)")
     }
+
+    /// `--config FILE` replaces the default file for every command that reads one; each toggle
+    /// can be turned both ways on the command line, over what the file says.
+    @Test func aGivenFileReplacesTheDefaultAndTheCommandLineWinsBothWays() throws {
+        let home = temporaryPath("xdg-default")
+        try FileManager.default.createDirectory(atPath: home + "/intercom", withIntermediateDirectories: true)
+        try "[network]\nport = 6001\n".write(toFile: home + "/intercom/config.toml", atomically: true, encoding: .utf8)
+        let given = temporaryPath("given.toml")
+        try "[audio]\ndtx = true\naec = false\n\n[network]\npeers = [\"10.0.0.2:5004\"]\n".write(toFile: given, atomically: true, encoding: .utf8)
+        func show(_ arguments: [String]) throws -> (status: Int32?, lines: [String], errors: String) {
+            let process = try ChildProcess(ChildProcess.intercomPath, ["config"] + arguments, environment: ["XDG_CONFIG_HOME": home])
+            let status = process.wait(seconds: 10)
+            return (status, process.standardOutput.split(separator: "\n").map(String.init), process.standardError)
+        }
+        func line(_ lines: [String], _ prefix: String) -> String { lines.first { $0.hasPrefix(prefix) } ?? "(none)" }
+
+        let fromFile = try show(["--config", given])
+        #expect(fromFile.status == 0, "\(fromFile.errors)")
+        #expect(line(fromFile.lines, "port = ").hasPrefix("port = 5004 "), "the default file is not read: \(fromFile.lines)")
+        #expect(line(fromFile.lines, "dtx = ").hasPrefix("dtx = true ") && line(fromFile.lines, "dtx = ").hasSuffix("given.toml:2"))
+
+        let overridden = try show(["--config", given, "--no-dtx", "--aec", "--peer", "10.0.0.3:5004"])
+        #expect(line(overridden.lines, "dtx = ").hasPrefix("dtx = false ") && line(overridden.lines, "dtx = ").hasSuffix("# command line"))
+        #expect(line(overridden.lines, "aec = ").hasPrefix("aec = true "))
+        #expect(line(overridden.lines, "peers = ").hasPrefix(#"peers = ["10.0.0.3:5004"]"#), "command-line peers replace the file's")
+
+        let missing = try show(["--config", temporaryPath("absent.toml")])
+        #expect(missing.status == 66 && missing.errors.contains("absent.toml") && !missing.errors.contains("Usage:"), "\(missing)")
+    }
 }
+

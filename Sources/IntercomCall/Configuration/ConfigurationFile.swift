@@ -1,8 +1,8 @@
 import Foundation
 import IntercomCore
 
-/// The user's configuration file (TOML, as `ConfigurationText` reads it), read into command-line arguments so that flags
-/// given on the command line, which come after them, win.
+/// The user's configuration file (TOML, as `ConfigurationText` reads it), read into the
+/// command-line arguments its settings stand for, so that the same options check them.
 public struct ConfigurationFile: Sendable {
     /// One value from the file, and where it stands.
     public struct Entry: Sendable {
@@ -70,7 +70,7 @@ public struct ConfigurationFile: Sendable {
         return ConfigurationFile(path: path, entries: entries, warnings: warnings)
     }
 
-    /// All entries as command-line arguments, to stand before the user's own.
+    /// All entries as command-line arguments.
     public var arguments: [String] { entries.flatMap(\.arguments) }
 
     private static func convert(_ value: ConfigurationText.Value, for setting: ConfigurationSchema.Setting) -> [String]? {
@@ -92,8 +92,8 @@ public struct ConfigurationFile: Sendable {
             let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
             guard texts.count == items.count else { return nil }
             return texts.flatMap { [option, $0] }
-        case (.toggle(let whenTrue, let whenFalse), .boolean(let flag)):
-            return (flag ? whenTrue : whenFalse).map { ["--" + $0] } ?? []
+        case (.toggle, .boolean(let flag)):
+            return [flag ? option : "--no-" + setting.option]
         default:
             return nil
         }

@@ -8,14 +8,14 @@ public enum ConfigurationSchema {
         case choice([String])
         /// A list of strings, one option occurrence each (`--peer A --peer B`).
         case list
-        /// On/off: true gives `flagWhenTrue`, false gives `flagWhenFalse` (either may be nil).
-        case toggle(whenTrue: String?, whenFalse: String?)
+        /// On/off: `--OPTION` or `--no-OPTION`.
+        case toggle
     }
 
     public struct Setting: Sendable {
         public let table: String
         public let key: String
-        /// The long option it feeds, without dashes (unused for toggles).
+        /// The long option it feeds, without dashes.
         public let option: String
         public let kind: Kind
         public let help: String
@@ -29,28 +29,28 @@ public enum ConfigurationSchema {
         .init(table: "audio", key: "buffer-ms", option: "audio-buffer-ms", kind: .integer(10...1000), help: "sound card buffer"),
         .init(table: "audio", key: "frame-ms", option: "frame-ms", kind: .choice(["10", "20"]), help: "Opus frame length"),
         .init(table: "audio", key: "bitrate", option: "bitrate", kind: .integer(6_000...510_000), help: "Opus bitrate"),
-        .init(table: "audio", key: "fec", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-fec"), help: "in-band FEC"),
-        .init(table: "audio", key: "dtx", option: "", kind: .toggle(whenTrue: "dtx", whenFalse: nil), help: "discontinuous transmission"),
-        .init(table: "audio", key: "aec", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-aec"), help: "echo cancellation"),
+        .init(table: "audio", key: "fec", option: "fec", kind: .toggle, help: "in-band FEC"),
+        .init(table: "audio", key: "dtx", option: "dtx", kind: .toggle, help: "discontinuous transmission"),
+        .init(table: "audio", key: "aec", option: "aec", kind: .toggle, help: "echo cancellation"),
         .init(table: "audio", key: "echo-tail-ms", option: "echo-tail-ms", kind: .integer(10...2000), help: "echo tail"),
-        .init(table: "audio", key: "denoise", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-denoise"), help: "noise suppression"),
-        .init(table: "audio", key: "agc", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-agc"), help: "automatic gain control"),
+        .init(table: "audio", key: "denoise", option: "denoise", kind: .toggle, help: "noise suppression"),
+        .init(table: "audio", key: "agc", option: "agc", kind: .toggle, help: "automatic gain control"),
         .init(table: "network", key: "port", option: "port", kind: .integer(0...65535), help: "UDP port"),
         .init(table: "network", key: "bind", option: "bind", kind: .text, help: "the one local address to listen on"),
         .init(table: "network", key: "peers", option: "peer", kind: .list, help: "static peers, HOST:PORT"),
-        .init(table: "network", key: "discovery", option: "", kind: .toggle(whenTrue: nil, whenFalse: "no-discovery"), help: "mDNS discovery"),
+        .init(table: "network", key: "discovery", option: "discovery", kind: .toggle, help: "mDNS discovery"),
         .init(table: "network", key: "name", option: "name", kind: .text, help: "the name peers see"),
         .init(table: "talk", key: "mode", option: "mode", kind: .choice(["ptt", "vox", "open"]), help: "when to transmit"),
         .init(table: "talk", key: "vox-threshold", option: "vox-threshold", kind: .integer(1...99), help: "VOX speech probability"),
         .init(table: "talk", key: "ptt-device", option: "ptt-device", kind: .text, help: "evdev talk button"),
         .init(table: "talk", key: "ptt-key", option: "ptt-key", kind: .text, help: "evdev talk key"),
         .init(table: "talk", key: "ptt-max-seconds", option: "ptt-max-seconds", kind: .number(0.5...3600), help: "longest transmission"),
-        .init(table: "talk", key: "ptt-latch", option: "", kind: .toggle(whenTrue: "ptt-latch", whenFalse: nil), help: "tap to talk"),
+        .init(table: "talk", key: "ptt-latch", option: "ptt-latch", kind: .toggle, help: "tap to talk"),
         .init(table: "talk", key: "ptt-gpio", option: "ptt-gpio", kind: .text, help: "GPIO talk button, CHIP:LINE"),
-        .init(table: "talk", key: "gpio-active-high", option: "", kind: .toggle(whenTrue: "gpio-active-high", whenFalse: nil), help: "button polarity"),
+        .init(table: "talk", key: "gpio-active-high", option: "gpio-active-high", kind: .toggle, help: "button polarity"),
         .init(table: "talk", key: "tx-lamp-gpio", option: "tx-lamp-gpio", kind: .text, help: "GPIO lamp while transmitting"),
         .init(table: "talk", key: "rx-lamp-gpio", option: "rx-lamp-gpio", kind: .text, help: "GPIO lamp while receiving"),
-        .init(table: "talk", key: "tones", option: "", kind: .toggle(whenTrue: "tones", whenFalse: nil), help: "talk tones"),
+        .init(table: "talk", key: "tones", option: "tones", kind: .toggle, help: "talk tones"),
         .init(table: "talk", key: "ptt-hold-ms", option: "ptt-hold-ms", kind: .integer(100...2000), help: "hold detection timeout"),
     ]
 
