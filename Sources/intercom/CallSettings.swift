@@ -22,11 +22,73 @@ struct ConfigurationOptions: ParsableArguments {
     }
 }
 
-/// The configuration file's settings, read by the same options as the command line's.
-private struct FileSettings: ParsableArguments {
-    @OptionGroup var audio: AudioOptions
-    @OptionGroup var network: NetworkOptions
-    @OptionGroup var talk: TalkOptions
+/// An option group whose settings the configuration file may give too: each is an optional
+/// property, nil where the command line left it out.
+protocol ConfigurableOptions: ParsableArguments {
+    /// Each setting, by its path in the file (`audio.capture`).
+    static var configurable: [ConfigurableSetting<Self>] { get }
+}
+
+/// One setting of an option group that the configuration file may give.
+struct ConfigurableSetting<Options> {
+    let path: String
+    let isGiven: (Options) -> Bool
+    let fill: (inout Options, Options) -> Void
+
+    init<Value>(_ path: String, _ property: WritableKeyPath<Options, Value?>) {
+        self.path = path
+        isGiven = { $0[keyPath: property] != nil }
+        fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
+    }
+
+    /// A repeatable option: the command line's list replaces the file's.
+    init(_ path: String, list property: WritableKeyPath<Options, [String]>) {
+        self.path = path
+        isGiven = { !$0[keyPath: property].isEmpty }
+        fill = { options, file in if options[keyPath: property].isEmpty { options[keyPath: property] = file[keyPath: property] } }
+    }
+}
+
+extension ConfigurableOptions {
+    /// These options with every setting left out taken from `file`.
+    func filled(from file: Self) -> Self {
+        var options = self
+        for setting in Self.configurable { setting.fill(&options, file) }
+        return options
+    }
+
+    /// Whether the setting at `path` was given; nil if it is not one of this group's.
+    func isGiven(_ path: String) -> Bool? {
+        Self.configurable.first { $0.path == path }.map { $0.isGiven(self) }
+    }
+}
+
+/// The settings the configuration file may give, and `--config`: what `intercom config`
+/// takes, and the file's own settings when it is read.
+struct SettingsOptions: ParsableArguments {
+    @OptionGroup(title: "Audio") var audio: AudioOptions
+    @OptionGroup(title: "Network") var network: NetworkOptions
+    @OptionGroup(title: "Talk") var talk: TalkOptions
+    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
+
+    /// Whether the command line gave the setting at `path`.
+    func isGiven(_ path: String) -> Bool {
+        audio.isGiven(path) ?? network.isGiven(path) ?? talk.isGiven(path) ?? false
+    }
+}
+
+/// Everything a call takes from the command line.
+struct CallOptions: ParsableArguments {
+    @OptionGroup var settings: SettingsOptions
+    @OptionGroup(title: "Run") var run: RunOptions
+    @OptionGroup(title: "Identity") var identity: IdentityOptions
+
+    /// The call's settings: the command line's over the configuration file's, as it reads now.
+    func resolved(warn: (String) -> Void) throws -> CallSettings {
+        let file = try settings.configuration.load()
+        for warning in file.warnings { warn(warning) }
+        return try CallSettings(settings, run: run, identity: identity, file: file)
+    }
 }
 
 /// What a call is built from: the command line's settings, with those it left out taken from
@@ -40,16 +102,16 @@ struct CallSettings {
 
     /// The command line's options over `file`'s settings; any combination the two make that
     /// does not hold is a configuration fault naming the file.
-    init(audio: AudioOptions, network: NetworkOptions, talk: TalkOptions, run: RunOptions, identity: IdentityOptions, file: ConfigurationFile) throws {
-        let fromFile: FileSettings
+    init(_ given: SettingsOptions, run: RunOptions = RunOptions(), identity: IdentityOptions = IdentityOptions(), file: ConfigurationFile) throws {
+        let fromFile: SettingsOptions
         do {
-            fromFile = try FileSettings.parse(file.arguments)
+            fromFile = try SettingsOptions.parse(file.arguments)
         } catch {
-            throw Failure(.configuration, message: "\(file.path): \(FileSettings.message(for: error))")
+            throw Failure(.configuration, message: "\(file.path): \(Self.message(for: error))")
         }
-        self.audio = audio.filled(from: fromFile.audio)
-        self.network = network.filled(from: fromFile.network)
-        self.talk = talk.filled(from: fromFile.talk)
+        audio = given.audio.filled(from: fromFile.audio)
+        network = given.network.filled(from: fromFile.network)
+        talk = given.talk.filled(from: fromFile.talk)
         self.run = run
         self.identity = identity
         do {
@@ -57,7 +119,7 @@ struct CallSettings {
             try self.network.validate()
             try self.talk.validate()
         } catch {
-            throw Failure(.configuration, message: "\(file.path) with the command line: \(FileSettings.message(for: error))")
+            throw Failure(.configuration, message: "\(file.path) with the command line: \(Self.message(for: error))")
         }
     }
 
@@ -107,10 +169,10 @@ struct CallSettings {
     }
 }
 
-extension FileSettings {
+extension CallSettings {
     /// An option group's complaint without swift-argument-parser's framing.
     static func message(for error: any Error) -> String {
         if let validation = error as? ValidationError { return validation.message }
-        return fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+        return SettingsOptions.fullMessage(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
     }
 }

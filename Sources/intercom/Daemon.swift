@@ -19,19 +19,14 @@ struct Daemon: AsyncParsableCommand {
             """
     )
 
-    @OptionGroup(title: "Audio") var audio: AudioOptions
-    @OptionGroup(title: "Network") var network: NetworkOptions
-    @OptionGroup(title: "Talk") var talk: TalkOptions
-    @OptionGroup(title: "Run") var run: RunOptions
-    @OptionGroup(title: "Identity") var identity: IdentityOptions
-    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
+    @OptionGroup var options: CallOptions
 
     @Option(name: .customLong("status-socket"), help: ArgumentHelp("Where to answer status requests.", valueName: "PATH"))
     var statusSocket = StatusSocket.defaultPath
 
     func run() async throws {
-        let logger = makeLogger(verbose: run.verbose, quiet: run.quiet)
-        let settings = try settings(logger: logger)
+        let logger = makeLogger(verbose: options.run.verbose, quiet: options.run.quiet)
+        let settings = try options.resolved { logger.warning("\($0)") }
         let call = try settings.makeCall(interactive: false, headless: true, logger: logger)
         settings.warnIfUnencrypted(logger: logger)
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
@@ -51,7 +46,7 @@ struct Daemon: AsyncParsableCommand {
         signal(SIGHUP, SIG_IGN)
         let systemd = SystemdNotifier(environment: ProcessInfo.processInfo.environment)
         var services: [any Service] = [
-            CallService(call: call, duration: run.duration, interface: interface, systemd: systemd, logger: logger),
+            CallService(call: call, duration: settings.run.duration, interface: interface, systemd: systemd, logger: logger),
         ]
         if settings.network.discovery { services.append(DiscoveryService(call: call, logger: logger)) }
         services += [
@@ -63,16 +58,9 @@ struct Daemon: AsyncParsableCommand {
         try settings.writeStatistics(of: call)
     }
 
-    /// The command line's settings over the configuration file's as it reads now.
-    private func settings(logger: Logger) throws -> CallSettings {
-        let file = try configuration.load()
-        for warning in file.warnings { logger.warning("\(warning)") }
-        return try CallSettings(audio: audio, network: network, talk: talk, run: run, identity: identity, file: file)
-    }
-
     /// What a reload may change, as the configuration file (under the command line) says now.
     private func reloaded(logger: Logger) throws -> CallReload {
-        let fresh = try settings(logger: logger)
+        let fresh = try options.resolved { logger.warning("\($0)") }
         return CallReload(
             mode: fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true),
             voxThreshold: fresh.talk.voxThreshold, peers: try fresh.network.peerAddresses()

@@ -6,8 +6,8 @@ import IntercomDSP
 import IntercomIO
 
 /// Where sound comes from and goes to, and how it is coded. A setting left out here is the
-/// configuration file's, else the default the help names (see `filled(from:)`).
-struct AudioOptions: ParsableArguments {
+/// configuration file's, else the default the help names.
+struct AudioOptions: ConfigurableOptions {
     @Option(name: .customLong("input-file"), help: ArgumentHelp("Read the microphone from this WAV file (any rate, any channels).", valueName: "F.wav"))
     var inputFile: String?
 
@@ -59,21 +59,14 @@ struct AudioOptions: ParsableArguments {
     var forwardErrorCorrection: Bool { givenFEC ?? true }
     var discontinuousTransmission: Bool { givenDTX ?? false }
 
-    /// These options with every setting the command line left out taken from `file`.
-    func filled(from file: AudioOptions) -> AudioOptions {
-        var options = self
-        options.givenCapture = givenCapture ?? file.givenCapture
-        options.givenPlayback = givenPlayback ?? file.givenPlayback
-        options.givenBufferMilliseconds = givenBufferMilliseconds ?? file.givenBufferMilliseconds
-        options.givenEchoCancellation = givenEchoCancellation ?? file.givenEchoCancellation
-        options.givenEchoTailMilliseconds = givenEchoTailMilliseconds ?? file.givenEchoTailMilliseconds
-        options.givenDenoise = givenDenoise ?? file.givenDenoise
-        options.givenAutomaticGainControl = givenAutomaticGainControl ?? file.givenAutomaticGainControl
-        options.givenFrameMilliseconds = givenFrameMilliseconds ?? file.givenFrameMilliseconds
-        options.givenBitrate = givenBitrate ?? file.givenBitrate
-        options.givenFEC = givenFEC ?? file.givenFEC
-        options.givenDTX = givenDTX ?? file.givenDTX
-        return options
+    static var configurable: [ConfigurableSetting<Self>] {
+        [
+            .init("audio.capture", \.givenCapture), .init("audio.playback", \.givenPlayback),
+            .init("audio.buffer-ms", \.givenBufferMilliseconds), .init("audio.frame-ms", \.givenFrameMilliseconds),
+            .init("audio.bitrate", \.givenBitrate), .init("audio.fec", \.givenFEC), .init("audio.dtx", \.givenDTX),
+            .init("audio.aec", \.givenEchoCancellation), .init("audio.echo-tail-ms", \.givenEchoTailMilliseconds),
+            .init("audio.denoise", \.givenDenoise), .init("audio.agc", \.givenAutomaticGainControl),
+        ]
     }
 
     /// Every value checked as soon as the options are parsed, before anything is opened.
@@ -113,7 +106,7 @@ struct AudioOptions: ParsableArguments {
 }
 
 /// How this peer is reached and whom it calls; a setting left out is the configuration file's.
-struct NetworkOptions: ParsableArguments {
+struct NetworkOptions: ConfigurableOptions {
     @Option(name: .customLong("port"), help: "UDP port to listen on (default: 5004).")
     var givenPort: Int?
 
@@ -138,15 +131,9 @@ struct NetworkOptions: ParsableArguments {
     var port: Int { givenPort ?? 5004 }
     var discovery: Bool { givenDiscovery ?? true }
 
-    /// These options with every setting the command line left out taken from `file`.
-    func filled(from file: NetworkOptions) -> NetworkOptions {
-        var options = self
-        options.givenPort = givenPort ?? file.givenPort
-        options.peer = peer.isEmpty ? file.peer : peer
-        options.givenDiscovery = givenDiscovery ?? file.givenDiscovery
-        options.name = name ?? file.name
-        options.bind = bind ?? file.bind
-        return options
+    static var configurable: [ConfigurableSetting<Self>] {
+        [.init("network.port", \.givenPort), .init("network.bind", \.bind), .init("network.peers", list: \.peer),
+         .init("network.discovery", \.givenDiscovery), .init("network.name", \.name)]
     }
 }
 
@@ -213,7 +200,7 @@ struct IdentityOptions: ParsableArguments {
 }
 
 /// When this peer transmits; a setting left out is the configuration file's.
-struct TalkOptions: ParsableArguments {
+struct TalkOptions: ConfigurableOptions {
     @Option(help: "When to transmit: ptt (while the talk key is held), vox (on speech) or open (always). Default: ptt at a terminal or with --ptt-device, open otherwise (files, scripts).")
     var mode: TalkMode?
 
@@ -258,22 +245,14 @@ struct TalkOptions: ParsableArguments {
     var pttHoldMilliseconds: Int { givenPTTHoldMilliseconds ?? 650 }
     var voxThreshold: Int { givenVoxThreshold ?? 80 }
 
-    /// These options with every setting the command line left out taken from `file`.
-    func filled(from file: TalkOptions) -> TalkOptions {
-        var options = self
-        options.mode = mode ?? file.mode
-        options.pttDevice = pttDevice ?? file.pttDevice
-        options.givenPTTKey = givenPTTKey ?? file.givenPTTKey
-        options.givenPTTMaxSeconds = givenPTTMaxSeconds ?? file.givenPTTMaxSeconds
-        options.givenPTTLatch = givenPTTLatch ?? file.givenPTTLatch
-        options.pttGPIO = pttGPIO ?? file.pttGPIO
-        options.givenGPIOActiveHigh = givenGPIOActiveHigh ?? file.givenGPIOActiveHigh
-        options.transmitLampGPIO = transmitLampGPIO ?? file.transmitLampGPIO
-        options.receiveLampGPIO = receiveLampGPIO ?? file.receiveLampGPIO
-        options.givenTones = givenTones ?? file.givenTones
-        options.givenPTTHoldMilliseconds = givenPTTHoldMilliseconds ?? file.givenPTTHoldMilliseconds
-        options.givenVoxThreshold = givenVoxThreshold ?? file.givenVoxThreshold
-        return options
+    static var configurable: [ConfigurableSetting<Self>] {
+        [
+            .init("talk.mode", \.mode), .init("talk.vox-threshold", \.givenVoxThreshold), .init("talk.ptt-device", \.pttDevice),
+            .init("talk.ptt-key", \.givenPTTKey), .init("talk.ptt-max-seconds", \.givenPTTMaxSeconds), .init("talk.ptt-latch", \.givenPTTLatch),
+            .init("talk.ptt-hold-ms", \.givenPTTHoldMilliseconds), .init("talk.tones", \.givenTones), .init("talk.ptt-gpio", \.pttGPIO),
+            .init("talk.gpio-active-high", \.givenGPIOActiveHigh), .init("talk.tx-lamp-gpio", \.transmitLampGPIO),
+            .init("talk.rx-lamp-gpio", \.receiveLampGPIO),
+        ]
     }
 
     /// The mode in force: the one asked for, else push-to-talk where there is a key to hold;

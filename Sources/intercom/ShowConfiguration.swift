@@ -11,17 +11,13 @@ struct ShowConfiguration: ParsableCommand {
         discussion: "Reads \(ConfigurationFile.defaultPath) (TOML: [audio], [network], [talk] tables); flags given here override it as they would for a call."
     )
 
-    @OptionGroup(title: "Audio") var audio: AudioOptions
-    @OptionGroup(title: "Network") var network: NetworkOptions
-    @OptionGroup(title: "Talk") var talk: TalkOptions
-    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
+    @OptionGroup var options: SettingsOptions
 
     func run() throws {
-        let file = try configuration.load()
+        let file = try options.configuration.load()
         // Warnings go to stderr: what is printed is a configuration file itself.
         for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-        let effective = try CallSettings(
-            audio: audio, network: network, talk: talk, run: RunOptions(), identity: IdentityOptions(), file: file)
+        let effective = try CallSettings(options, file: file)
         print("# \(file.path)\(file.entries.isEmpty ? " (no settings)" : "")")
         var table = ""
         for setting in ConfigurationSchema.settings {
@@ -30,7 +26,7 @@ struct ShowConfiguration: ParsableCommand {
                 table = setting.table
             }
             let source: String
-            if isGiven(setting) {
+            if options.isGiven(setting.path) {
                 source = "command line"
             } else if let entry = file.entries.first(where: { $0.setting.path == setting.path }) {
                 source = "\(file.path):\(entry.line)"
@@ -41,41 +37,6 @@ struct ShowConfiguration: ParsableCommand {
             let line = value(of: setting, in: effective).map { "\(setting.key) = \(ConfigurationText.literal($0))" }
                 ?? "# \(setting.key) = (not set)"
             print(line.padding(toLength: max(line.count, 40), withPad: " ", startingAt: 0) + " # \(source)")
-        }
-    }
-
-    /// Whether the command line set `setting` (and so overrides the file).
-    private func isGiven(_ setting: ConfigurationSchema.Setting) -> Bool {
-        switch setting.path {
-        case "audio.capture": audio.givenCapture != nil
-        case "audio.playback": audio.givenPlayback != nil
-        case "audio.buffer-ms": audio.givenBufferMilliseconds != nil
-        case "audio.frame-ms": audio.givenFrameMilliseconds != nil
-        case "audio.bitrate": audio.givenBitrate != nil
-        case "audio.fec": audio.givenFEC != nil
-        case "audio.dtx": audio.givenDTX != nil
-        case "audio.aec": audio.givenEchoCancellation != nil
-        case "audio.echo-tail-ms": audio.givenEchoTailMilliseconds != nil
-        case "audio.denoise": audio.givenDenoise != nil
-        case "audio.agc": audio.givenAutomaticGainControl != nil
-        case "network.port": network.givenPort != nil
-        case "network.bind": network.bind != nil
-        case "network.peers": !network.peer.isEmpty
-        case "network.discovery": network.givenDiscovery != nil
-        case "network.name": network.name != nil
-        case "talk.mode": talk.mode != nil
-        case "talk.vox-threshold": talk.givenVoxThreshold != nil
-        case "talk.ptt-device": talk.pttDevice != nil
-        case "talk.ptt-key": talk.givenPTTKey != nil
-        case "talk.ptt-max-seconds": talk.givenPTTMaxSeconds != nil
-        case "talk.ptt-latch": talk.givenPTTLatch != nil
-        case "talk.ptt-hold-ms": talk.givenPTTHoldMilliseconds != nil
-        case "talk.tones": talk.givenTones != nil
-        case "talk.ptt-gpio": talk.pttGPIO != nil
-        case "talk.gpio-active-high": talk.givenGPIOActiveHigh != nil
-        case "talk.tx-lamp-gpio": talk.transmitLampGPIO != nil
-        case "talk.rx-lamp-gpio": talk.receiveLampGPIO != nil
-        default: false
         }
     }
 

@@ -13,17 +13,11 @@ struct Talk: AsyncParsableCommand {
         discussion: "Sends the microphone (or --input-file) to every peer and plays what they send."
     )
 
-    @OptionGroup(title: "Audio") var audio: AudioOptions
-    @OptionGroup(title: "Network") var network: NetworkOptions
-    @OptionGroup(title: "Talk") var talk: TalkOptions
-    @OptionGroup(title: "Run") var run: RunOptions
-    @OptionGroup(title: "Identity") var identity: IdentityOptions
-    @OptionGroup(title: "Configuration") var configuration: ConfigurationOptions
+    @OptionGroup var options: CallOptions
 
     func run() async throws {
-        let file = try configuration.load()
-        for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
-        let settings = try CallSettings(audio: audio, network: network, talk: talk, run: run, identity: identity, file: file)
+        let settings = try options.resolved { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+        let run = settings.run
         let interactive = Terminal.isInteractive
         // The status screen owns the terminal: only warnings and errors may be logged over it.
         let logger = makeLogger(verbose: run.verbose, quiet: interactive || run.quiet)
