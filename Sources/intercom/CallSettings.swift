@@ -34,11 +34,27 @@ struct ConfigurableSetting<Options> {
     let path: String
     let isGiven: (Options) -> Bool
     let fill: (inout Options, Options) -> Void
+    /// The value a call uses, as `intercom config` writes it; nil where none is set.
+    let shown: (Options) -> ConfigurationText.Value?
 
-    init<Value>(_ path: String, _ property: WritableKeyPath<Options, Value?>) {
+    /// A setting whose value in use is `property` itself (nil: not set).
+    init<Value: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>) {
+        self.init(path, property, shown: property)
+    }
+
+    /// A setting whose value in use, `shown`, falls back to a default.
+    init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown?>) {
         self.path = path
         isGiven = { $0[keyPath: property] != nil }
         fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
+        self.shown = { $0[keyPath: shown]?.configurationValue }
+    }
+
+    init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown>) {
+        self.path = path
+        isGiven = { $0[keyPath: property] != nil }
+        fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
+        self.shown = { $0[keyPath: shown].configurationValue }
     }
 
     /// A repeatable option: the command line's list replaces the file's.
@@ -46,7 +62,22 @@ struct ConfigurableSetting<Options> {
         self.path = path
         isGiven = { !$0[keyPath: property].isEmpty }
         fill = { options, file in if options[keyPath: property].isEmpty { options[keyPath: property] = file[keyPath: property] } }
+        shown = { $0[keyPath: property].configurationValue }
     }
+}
+
+/// A value as a configuration file writes it.
+protocol ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { get }
+}
+
+extension String: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .string(self) } }
+extension Int: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .integer(self) } }
+extension Double: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .float(self) } }
+extension Bool: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .boolean(self) } }
+extension TalkMode: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .string(rawValue) } }
+extension Array: ConfigurationValueConvertible where Element == String {
+    var configurationValue: ConfigurationText.Value { .array(map { .string($0) }) }
 }
 
 extension ConfigurableOptions {
@@ -60,6 +91,11 @@ extension ConfigurableOptions {
     /// Whether the setting at `path` was given; nil if it is not one of this group's.
     func isGiven(_ path: String) -> Bool? {
         Self.configurable.first { $0.path == path }.map { $0.isGiven(self) }
+    }
+
+    /// The setting at `path` as `intercom config` writes it; nil where it is not set or not one of this group's.
+    func shownValue(_ path: String) -> ConfigurationText.Value? {
+        Self.configurable.first { $0.path == path }.flatMap { $0.shown(self) }
     }
 }
 
@@ -170,6 +206,11 @@ struct CallSettings {
 }
 
 extension CallSettings {
+    /// The setting at `path` as the call uses it, as `intercom config` writes it.
+    func shownValue(_ path: String) -> ConfigurationText.Value? {
+        audio.shownValue(path) ?? network.shownValue(path) ?? talk.shownValue(path)
+    }
+
     /// An option group's complaint without swift-argument-parser's framing.
     static func message(for error: any Error) -> String {
         if let validation = error as? ValidationError { return validation.message }

@@ -61,11 +61,17 @@ struct AudioOptions: ConfigurableOptions {
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
-            .init("audio.capture", \.givenCapture), .init("audio.playback", \.givenPlayback),
-            .init("audio.buffer-ms", \.givenBufferMilliseconds), .init("audio.frame-ms", \.givenFrameMilliseconds),
-            .init("audio.bitrate", \.givenBitrate), .init("audio.fec", \.givenFEC), .init("audio.dtx", \.givenDTX),
-            .init("audio.aec", \.givenEchoCancellation), .init("audio.echo-tail-ms", \.givenEchoTailMilliseconds),
-            .init("audio.denoise", \.givenDenoise), .init("audio.agc", \.givenAutomaticGainControl),
+            .init("audio.capture", \.givenCapture, shown: \.capture),
+            .init("audio.playback", \.givenPlayback, shown: \.playback),
+            .init("audio.buffer-ms", \.givenBufferMilliseconds, shown: \.audioBufferMilliseconds),
+            .init("audio.frame-ms", \.givenFrameMilliseconds, shown: \.frameMilliseconds),
+            .init("audio.bitrate", \.givenBitrate, shown: \.bitrate),
+            .init("audio.fec", \.givenFEC, shown: \.forwardErrorCorrection),
+            .init("audio.dtx", \.givenDTX, shown: \.discontinuousTransmission),
+            .init("audio.aec", \.givenEchoCancellation, shown: \.echoCancellation),
+            .init("audio.echo-tail-ms", \.givenEchoTailMilliseconds, shown: \.echoTailMilliseconds),
+            .init("audio.denoise", \.givenDenoise, shown: \.denoise),
+            .init("audio.agc", \.givenAutomaticGainControl, shown: \.automaticGainControl),
         ]
     }
 
@@ -130,10 +136,16 @@ struct NetworkOptions: ConfigurableOptions {
 
     var port: Int { givenPort ?? 5004 }
     var discovery: Bool { givenDiscovery ?? true }
+    var nameOrDefault: String { name ?? defaultPeerName() }
 
     static var configurable: [ConfigurableSetting<Self>] {
-        [.init("network.port", \.givenPort), .init("network.bind", \.bind), .init("network.peers", list: \.peer),
-         .init("network.discovery", \.givenDiscovery), .init("network.name", \.name)]
+        [
+            .init("network.port", \.givenPort, shown: \.port),
+            .init("network.bind", \.bind),
+            .init("network.peers", list: \.peer),
+            .init("network.discovery", \.givenDiscovery, shown: \.discovery),
+            .init("network.name", \.name, shown: \.nameOrDefault),
+        ]
     }
 }
 
@@ -247,10 +259,17 @@ struct TalkOptions: ConfigurableOptions {
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
-            .init("talk.mode", \.mode), .init("talk.vox-threshold", \.givenVoxThreshold), .init("talk.ptt-device", \.pttDevice),
-            .init("talk.ptt-key", \.givenPTTKey), .init("talk.ptt-max-seconds", \.givenPTTMaxSeconds), .init("talk.ptt-latch", \.givenPTTLatch),
-            .init("talk.ptt-hold-ms", \.givenPTTHoldMilliseconds), .init("talk.tones", \.givenTones), .init("talk.ptt-gpio", \.pttGPIO),
-            .init("talk.gpio-active-high", \.givenGPIOActiveHigh), .init("talk.tx-lamp-gpio", \.transmitLampGPIO),
+            .init("talk.mode", \.mode),
+            .init("talk.vox-threshold", \.givenVoxThreshold, shown: \.voxThreshold),
+            .init("talk.ptt-device", \.pttDevice),
+            .init("talk.ptt-key", \.givenPTTKey, shown: \.pttKey),
+            .init("talk.ptt-max-seconds", \.givenPTTMaxSeconds, shown: \.pttMaxSeconds),
+            .init("talk.ptt-latch", \.givenPTTLatch, shown: \.pttLatch),
+            .init("talk.ptt-hold-ms", \.givenPTTHoldMilliseconds, shown: \.pttHoldMilliseconds),
+            .init("talk.tones", \.givenTones, shown: \.tones),
+            .init("talk.ptt-gpio", \.pttGPIO),
+            .init("talk.gpio-active-high", \.givenGPIOActiveHigh, shown: \.gpioActiveHigh),
+            .init("talk.tx-lamp-gpio", \.transmitLampGPIO),
             .init("talk.rx-lamp-gpio", \.receiveLampGPIO),
         ]
     }
