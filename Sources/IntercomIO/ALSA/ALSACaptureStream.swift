@@ -3,7 +3,7 @@ import IntercomDSP
 
 /// An open capture device, and the conversion of what it captures (any rate, channel count
 /// and sample format) into 48 kHz mono 16-bit samples.
-final class ALSACaptureStream {
+final class ALSACaptureStream: ALSAStream {
     let pcm: ALSAPCM
     private let resampler: Resampler?
     /// One device period as captured, interleaved in the device's format.
@@ -18,20 +18,9 @@ final class ALSACaptureStream {
     private(set) var firstSampleTime: UInt64?
 
     init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
-        do {
-            pcm = try ALSAPCM(
-                device: device, direction: .capture, frameSamples: frameSamples,
-                bufferMilliseconds: bufferMilliseconds, counters: counters
-            )
-        } catch {
-            throw .device(error)
-        }
+        (pcm, resampler) = try Self.openDevice(
+            device, direction: .capture, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
-        do {
-            resampler = format.isResampled ? try Resampler(inputRate: format.sampleRate, outputRate: VoiceFormat.sampleRate) : nil
-        } catch {
-            throw .conversion(error)
-        }
         let bytes = format.periodFrames * format.channels * format.sampleFormat.bytesPerSample
         deviceBytes = .allocate(byteCount: bytes, alignment: 16)
         mono = .allocate(capacity: format.periodFrames)

@@ -24,16 +24,9 @@ public final class ALSAPlaybackSink: AudioSink {
     /// `bufferMilliseconds`. A device that cannot be opened is logged once and retried.
     public init(device: String, frameSamples: Int, bufferMilliseconds: Int, logger: Logger) {
         self.device = device
-        let counters = self.counters
         connection = ALSAReconnector(
-            device: device, direction: .playback, counters: counters, logger: logger,
-            open: { () throws(ALSAStreamFailure) in
-                try ALSAPlaybackStream(
-                    device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters
-                )
-            },
-            describe: { $0.pcm.format.description }
-        )
+            device: device, direction: .playback, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds,
+            counters: counters, logger: logger)
     }
 
     /// The format the device agreed to, or nil while it is missing. Read it on the thread

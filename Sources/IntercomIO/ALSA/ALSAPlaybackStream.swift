@@ -3,7 +3,7 @@ import IntercomDSP
 
 /// An open playback device, and the conversion of 48 kHz mono float frames into what it
 /// plays (any rate, channel count and sample format).
-final class ALSAPlaybackStream {
+final class ALSAPlaybackStream: ALSAStream {
     let pcm: ALSAPCM
     private let resampler: Resampler?
     /// Resampler output at the device's rate, mono.
@@ -14,20 +14,9 @@ final class ALSAPlaybackStream {
     private(set) var firstSampleTime: UInt64?
 
     init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
-        do {
-            pcm = try ALSAPCM(
-                device: device, direction: .playback, frameSamples: frameSamples,
-                bufferMilliseconds: bufferMilliseconds, counters: counters
-            )
-        } catch {
-            throw .device(error)
-        }
+        (pcm, resampler) = try Self.openDevice(
+            device, direction: .playback, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
-        do {
-            resampler = format.isResampled ? try Resampler(inputRate: VoiceFormat.sampleRate, outputRate: format.sampleRate) : nil
-        } catch {
-            throw .conversion(error)
-        }
         let capacity = MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: format.sampleRate) + 64
         resampled = .allocate(capacity: capacity)
         deviceBytes = .allocate(byteCount: capacity * format.channels * format.sampleFormat.bytesPerSample, alignment: 16)

@@ -1,3 +1,4 @@
+import IntercomCore
 import IntercomDSP
 import Logging
 
@@ -14,17 +15,45 @@ enum ALSAStreamFailure: Error, CustomStringConvertible {
     }
 }
 
+/// An open capture or playback device with its conversion to and from the voice format.
+protocol ALSAStream: AnyObject {
+    var pcm: ALSAPCM { get }
+    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure)
+}
+
+extension ALSAStream {
+    /// Opens the device, and a resampler between its rate and the voice format's where they differ.
+    static func openDevice(
+        _ device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
+    ) throws(ALSAStreamFailure) -> (ALSAPCM, Resampler?) {
+        let pcm: ALSAPCM
+        do {
+            pcm = try ALSAPCM(
+                device: device, direction: direction, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+        } catch {
+            throw .device(error)
+        }
+        let rate = pcm.format.sampleRate
+        guard pcm.format.isResampled else { return (pcm, nil) }
+        let (input, output) = direction == .capture ? (rate, VoiceFormat.sampleRate) : (VoiceFormat.sampleRate, rate)
+        do {
+            return (pcm, try Resampler(inputRate: input, outputRate: output))
+        } catch {
+            throw .conversion(error)
+        }
+    }
+}
+
 /// Keeps an ALSA device open when it can. When the device is missing, busy or fails, it
 /// gives the stream up and tries again after pauses that grow from half a second to two
 /// (a device plugged back in plays within two seconds, and a missing one costs one failed
 /// open every two), logging once when the device goes and once when it comes back.
-final class ALSAReconnector<Stream: AnyObject> {
+final class ALSAReconnector<Stream: ALSAStream> {
     let device: String
     let direction: ALSADirection
     let counters: ALSAStreamCounters
     private(set) var stream: Stream?
     private let open: () throws(ALSAStreamFailure) -> Stream
-    private let describe: (Stream) -> String
     private let logger: Logger
     private var isMissing = false
     private var isClosed = false
@@ -37,15 +66,16 @@ final class ALSAReconnector<Stream: AnyObject> {
 
     /// Opens the stream at once, or schedules the first retry.
     init(
-        device: String, direction: ALSADirection, counters: ALSAStreamCounters, logger: Logger,
-        open: @escaping () throws(ALSAStreamFailure) -> Stream, describe: @escaping (Stream) -> String
+        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters,
+        logger: Logger
     ) {
         self.device = device
         self.direction = direction
         self.counters = counters
         self.logger = logger
-        self.open = open
-        self.describe = describe
+        open = { () throws(ALSAStreamFailure) in
+            try Stream(device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+        }
         attemptOpen(now: SystemClock.monotonicNanoseconds())
     }
 
@@ -83,9 +113,9 @@ final class ALSAReconnector<Stream: AnyObject> {
             if isMissing {
                 isMissing = false
                 counters.recoveryCount.wrappingAdd(1, ordering: .relaxed)
-                logger.notice("ALSA \(direction.rawValue) device '\(device)' is back: \(describe(opened))")
+                logger.notice("ALSA \(direction.rawValue) device '\(device)' is back: \(opened.pcm.format.description)")
             } else {
-                logger.info("ALSA \(direction.rawValue) device '\(device)' opened: \(describe(opened))")
+                logger.info("ALSA \(direction.rawValue) device '\(device)' opened: \(opened.pcm.format.description)")
             }
         } catch {
             if !isMissing { becameMissing("is unavailable (\(error))") }
