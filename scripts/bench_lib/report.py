@@ -61,6 +61,14 @@ def met(ok):
     return "met" if ok else "**missed**"
 
 
+def judged(value, target, higher_is_better):
+    """Whether a measured value missed its target, and the verdict to print ("–" when unmeasured)."""
+    if not is_number(value):
+        return False, "–"
+    missed = value < target if higher_is_better else value > target
+    return missed, met(not missed)
+
+
 # ---------------- the run's figures
 
 class BenchRun(NamedTuple):
@@ -267,8 +275,7 @@ def pesq_summary_rows(run):
         if link not in run.lab_links:
             continue
         ours, trx, gst = (run.lab_figure(link, impl, "pesq") for impl in ("ours", "trx", "gstreamer"))
-        missed = is_number(ours) and ours < target
-        verdict = "–" if not is_number(ours) else met(not missed)
+        missed, verdict = judged(ours, target, higher_is_better=True)
         rows.append(SummaryRow(
             f"| {label} | {number(ours, '{:.2f}')} | {number(trx, '{:.2f}')} | {number(gst, '{:.2f}')} | "
             f"{ratio(ours, trx)} | {ratio(ours, gst)} | ≥ {target} | {verdict} |",
@@ -278,8 +285,7 @@ def pesq_summary_rows(run):
 
 def file_pesq_summary_row(run):
     ours, gst = run.file_figure("clean", "ours-10ms", "pesq"), run.file_figure("clean", "gstreamer", "pesq")
-    missed = is_number(ours) and ours < PESQ_FILE_TARGET
-    verdict = "–" if not is_number(ours) else met(not missed)
+    missed, verdict = judged(ours, PESQ_FILE_TARGET, higher_is_better=True)
     return SummaryRow(
         f"| PESQ-WB, clean link, file to file (10 ms frames) | {number(ours, '{:.2f}')} | – (trx plays only to devices) | "
         f"{number(gst, '{:.2f}')} | – | {ratio(ours, gst)} | ≥ {PESQ_FILE_TARGET} | {verdict} |",
@@ -343,8 +349,7 @@ def rss_summary_row(run):
     every_rss = [ours] + [call.get("cpu", {}).get(k) for call in calls for k in ("rss_a", "rss_b")]
     every_rss = [x for x in every_rss if is_number(x)]
     largest = max(every_rss) if every_rss else None
-    missed = is_number(largest) and largest > RSS_TARGET_MB
-    verdict = "–" if not is_number(largest) else met(not missed)
+    missed, verdict = judged(largest, RSS_TARGET_MB, higher_is_better=False)
     return SummaryRow(
         f"| peak RSS of a peer, full duplex (trx, GStreamer: both processes together) | {number(ours)} MB (largest of "
         f"any intercom process in this run: {number(largest)} MB) | {number(trx)} | {number(gst)} | {ratio(ours, trx)} | "
@@ -367,8 +372,7 @@ def discovery_summary_row(run):
                           "– | – | – | – | ≤ 1 s | not judged |")
     every_trial = disc["joining_new"] + disc["joining_old"] + disc["together"]
     worst = max(every_trial) if every_trial else None
-    missed = is_number(worst) and worst > DISCOVERY_TARGET_S
-    verdict = "–" if not is_number(worst) else met(not missed)
+    missed, verdict = judged(worst, DISCOVERY_TARGET_S, higher_is_better=False)
     return SummaryRow(
         f"| time from start to discovery, LAN lab (median; worst of all trials) | a new peer finds one already there: "
         f"{median_seconds(disc['joining_new'])}; the one there finds the new one: {median_seconds(disc['joining_old'])}; "

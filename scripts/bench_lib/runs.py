@@ -81,16 +81,15 @@ class Proc:
             time.sleep(0.02)
 
     def interrupt(self):
-        if self.status is None:
-            try:
-                os.kill(self.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
+        self._signal(signal.SIGINT)
 
     def stop(self):
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, number):
         if self.status is None:
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, number)
             except ProcessLookupError:
                 pass
 
