@@ -50,7 +50,7 @@ extension EndToEndTests {
         }
 
         @Test func speechIntoOneMicrophoneComesOutOfTheOtherPeersSpeaker() async throws {
-            let lab = try await startLabOffTheRunner(["mic_a", "spk_a", "mic_b", "spk_b"])
+            let lab = try await AudioLab.start(devices: ["mic_a", "spk_a", "mic_b", "spk_b"])
             defer { lab.stop() }
             let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
             let input = try SpeechFixture.speech(SpeechFixture.sentence)
@@ -89,7 +89,7 @@ extension EndToEndTests {
         /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
         /// into A's paragraph. The recording starts 1.5 s before A talks.
         static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> [Float] {
-            let lab = try await startLabOffTheRunner(["mic_a", "spk_a", "mic_b", "spk_b"])
+            let lab = try await AudioLab.start(devices: ["mic_a", "spk_a", "mic_b", "spk_b"])
             defer { lab.stop() }
             try lab.addEchoPath(from: "spk_b", into: "mic_b", delayMilliseconds: 50, gain: 0.5)
             let paragraph = try SpeechFixture.wavFile(SpeechFixture.paragraph)
@@ -142,9 +142,9 @@ extension EndToEndTests {
         @Test func aMissingSpeakerIsNamedAndAPulledOneComesBackWhileTheCallGoesOn() async throws {
             // One lab per device: PulseAudio moves the streams of a vanished sink to another
             // sink of its server, where a sound card's would simply fail.
-            async let labA = startLabOffTheRunner(["mic_a"])
-            async let microphoneB = startLabOffTheRunner(["mic_b"])
-            async let speakerB = startLabOffTheRunner(["spk_b"])
+            async let labA = AudioLab.start(devices: ["mic_a"])
+            async let microphoneB = AudioLab.start(devices: ["mic_b"])
+            async let speakerB = AudioLab.start(devices: ["spk_b"])
             let labs = try await [labA, microphoneB, speakerB]
             defer { for lab in labs { lab.stop() } }
             let paragraph = try SpeechFixture.wavFile(SpeechFixture.paragraph)
@@ -205,13 +205,5 @@ extension EndToEndTests {
             #expect(CallFixtures.int(bSpeaker, "faults") >= 1, "\(bSpeaker)")
             #expect(CallFixtures.int(bSpeaker, "recoveries") == CallFixtures.int(bSpeaker, "faults"), "\(bSpeaker)")
         }
-    }
-}
-
-/// Starts an audio lab without holding one of the test runner's few threads while it waits
-/// for PulseAudio.
-func startLabOffTheRunner(_ devices: [String]) async throws -> AudioLab {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try AudioLab.start(devices: devices) }) }.start()
     }
 }

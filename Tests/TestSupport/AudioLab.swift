@@ -25,8 +25,16 @@ public final class AudioLab: @unchecked Sendable {
 
     public static let unavailableReason = "the audio lab needs pulseaudio (scripts/setup installs it)"
 
-    /// Starts a lab with the named devices.
-    public static func start(devices: [String]) throws -> AudioLab {
+    /// Starts a lab with the named devices without holding one of the test runner's few
+    /// threads while it waits for PulseAudio.
+    public static func start(devices: [String]) async throws -> AudioLab {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try startHere(devices: devices) }) }.start()
+        }
+    }
+
+    /// Starts a lab with the named devices on this thread.
+    private static func startHere(devices: [String]) throws -> AudioLab {
         let number = nextLabNumber()
         let prefix = "t\(getpid())_\(number)"
         let directory = temporaryPath("audio-lab-\(number)")

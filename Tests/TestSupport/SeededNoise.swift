@@ -1,17 +1,12 @@
+import IntercomCore
+
 /// Reproducible white noise for tests.
 public struct SeededNoise {
-    private var state: UInt64
+    private var generator: SeededGenerator
 
-    public init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
-    /// Next value of SplitMix64.
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    public mutating func next() -> UInt64 { generator.next() }
 
     /// Uniform in [-1, 1).
     public mutating func sample() -> Float {

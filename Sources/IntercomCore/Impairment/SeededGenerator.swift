@@ -30,6 +30,11 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return result
     }
 
+    /// True with probability `probability`.
+    public mutating func chance(_ probability: Double) -> Bool {
+        Double.random(in: 0..<1, using: &self) < probability
+    }
+
     private func rotateLeft(_ value: UInt64, by count: UInt64) -> UInt64 {
         (value << count) | (value >> (64 - count))
     }

@@ -6,7 +6,7 @@ struct DelayHistogramTests {
     @Test(arguments: [0.5, 0.95, 0.97])
     func tracksTheQuantileOfTheWeightedSamples(_ fraction: Double) {
         var histogram = DelayHistogram(bucketWidth: 1_000_000, range: 200_000_000, fraction: fraction)
-        var random = SplitMix64(seed: 42)
+        var random = SeededGenerator(seed: 42)
         var weights = [Double](repeating: 0, count: 202)
         let retention = 0.99
         for step in 0..<3_000 {

@@ -1,3 +1,5 @@
+import IntercomCore
+
 /// How packets are lost in the simulated network.
 enum LossModel {
     case none
@@ -54,7 +56,7 @@ struct NetworkRun {
     var duplicates: Int
 
     init(packets: [SentPacket], conditions: NetworkConditions, clock: ReceiverClock, seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededGenerator(seed: seed)
         var deliveries: [Delivery] = []
         lostIndices = []
         duplicates = 0
@@ -79,7 +81,7 @@ struct NetworkRun {
             .map(\.element)
     }
 
-    private static func isLost(_ model: LossModel, inBurst: inout Bool, random: inout SplitMix64) -> Bool {
+    private static func isLost(_ model: LossModel, inBurst: inout Bool, random: inout SeededGenerator) -> Bool {
         switch model {
         case .none:
             return false

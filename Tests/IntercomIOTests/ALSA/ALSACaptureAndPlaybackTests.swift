@@ -8,7 +8,7 @@ import TestSupport
 /// `paplay` speaks into the microphone, `parecord` listens to the speaker.
 @Suite(needsAudioLab) struct ALSACaptureAndPlaybackTests {
     @Test func captureHearsSpeechPlayedIntoTheDevice() async throws {
-        let lab = try await startLab(["mic_a"])
+        let lab = try await AudioLab.start(devices: ["mic_a"])
         defer { lab.stop() }
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
         let speechFile = try SpeechFixture.wavFile(SpeechFixture.sentence)
@@ -34,7 +34,7 @@ import TestSupport
     }
 
     @Test func playbackReachesTheDevice() async throws {
-        let lab = try await startLab(["spk_a"])
+        let lab = try await AudioLab.start(devices: ["spk_a"])
         defer { lab.stop() }
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
         let recording = temporaryPath("spk_a.raw")
@@ -66,7 +66,7 @@ import TestSupport
     }
 
     @Test func echoPathCarriesTheSpeakerIntoTheMicrophoneLater() async throws {
-        let lab = try await startLab(["mic_a", "spk_a"])
+        let lab = try await AudioLab.start(devices: ["mic_a", "spk_a"])
         defer { lab.stop() }
         try lab.addEchoPath(from: "spk_a", into: "mic_a", delayMilliseconds: 150)
         let speech = try SpeechFixture.speech("The quick brown fox jumps over the lazy dog.")

@@ -30,7 +30,7 @@ struct FixedFormatDevice: Sendable, CustomTestStringConvertible {
     /// convert, and the level and the words survive.
     @Test(arguments: FixedFormatDevice.all)
     func deviceWithOneFixedFormatWorksBothWays(_ device: FixedFormatDevice) async throws {
-        let lab = try await startLab([device.name])
+        let lab = try await AudioLab.start(devices: [device.name])
         defer { lab.stop() }
         let speech = try SpeechFixture.speech("The quick brown fox jumps over the lazy dog.")
         let name = lab.alsaName(device.name)

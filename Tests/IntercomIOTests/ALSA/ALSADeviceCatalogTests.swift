@@ -11,7 +11,7 @@ import TestSupport
     }
 
     @Test(needsAudioLab) func catalogListsTheLabsDevicesWithTheirDescriptions() async throws {
-        let lab = try await startLab(["mic_a", "44k"])
+        let lab = try await AudioLab.start(devices: ["mic_a", "44k"])
         defer { lab.stop() }
         let catalog = try ALSADeviceCatalog.read()
         let microphone = catalog.devices.first { $0.name == lab.alsaName("mic_a") }

@@ -61,7 +61,7 @@ import TestSupport
     /// plays a tone into it and capture listens to it, before, while and after it is gone.
     @Test(needsAudioLab) func deviceThatVanishesMidStreamIsSurvivedAndResumes() async throws {
         // A lab of one device: PulseAudio would move the streams to any other sink.
-        let lab = try await startLab(["mic_a"])
+        let lab = try await AudioLab.start(devices: ["mic_a"])
         defer { lab.stop() }
         let device = lab.alsaName("mic_a")
         let log = LogRecorder()

@@ -55,13 +55,6 @@ func whileCapturing<ActionResult: Sendable>(
 /// The capture thread ended without a report (it cannot: it always leaves one).
 struct CaptureFailure: Error {}
 
-/// Starts an audio lab off the test runner's threads: starting one waits for processes.
-func startLab(_ devices: [String]) async throws -> AudioLab {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try AudioLab.start(devices: devices) }) }.start()
-    }
-}
-
 /// Waits until `condition` holds, for up to `timeout`; the caller checks what it waited for.
 func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
