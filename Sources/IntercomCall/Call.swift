@@ -69,7 +69,7 @@ public final class Call: @unchecked Sendable {
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
             outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory
         )
-        let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + $0.afterNanoseconds) }
+        let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds($0.after)) }
         func loop(_ thread: String, _ stop: StopFlag) -> LoopTurns {
             LoopTurns(thread: thread, stop: stop, stallAt: stall?.0 == thread ? stall?.1 : nil)
         }
@@ -193,7 +193,7 @@ public final class Call: @unchecked Sendable {
             ),
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime ?? 0,
-            runningSeconds: Double(SystemClock.monotonicNanoseconds() - startedAt) / 1e9,
+            runningSeconds: MediaTime.seconds(nanoseconds: Double(SystemClock.monotonicNanoseconds() - startedAt)),
             discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)]
         )
     }

@@ -34,16 +34,16 @@ public struct CallConfiguration: Sendable {
     /// it is: there is no echo to cancel and no room noise to remove.
     public var liveInput = false
     /// How often RTCP reports and hellos go to each peer.
-    public var reportIntervalNanoseconds: UInt64 = 1_000_000_000
+    public var reportInterval: Duration = .seconds(1)
     /// A learned peer silent for this long has left.
-    public var keepaliveTimeoutNanoseconds: UInt64 = 5_000_000_000
+    public var keepaliveTimeout: Duration = .seconds(5)
     /// The jitter buffer's bound on the delay it may add.
-    public var maximumJitterDelayNanoseconds: UInt64 = 200_000_000
+    public var maximumJitterDelay: Duration = .milliseconds(200)
     /// Encrypt and authenticate everything with trusted devices; nil speaks plain RTP (interop).
     public var security: CallSecurity?
     /// For the watchdog's test only: one real-time thread ("capture", "playback" or "network")
     /// stops turning its loop this long after the call is set up.
-    public var stallForTesting: (thread: String, afterNanoseconds: UInt64)?
+    public var stallForTesting: (thread: String, after: Duration)?
 
     public init() {}
 

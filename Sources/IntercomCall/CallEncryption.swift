@@ -10,7 +10,7 @@ public struct CallSecurity: Sendable {
     public var identity: DeviceIdentity
     public var trustedDevices: TrustedDeviceStore
     /// How often the initiator of a session renews its keys (forward secrecy within a call).
-    public var rekeyIntervalNanoseconds: UInt64 = 120_000_000_000
+    public var rekeyInterval: Duration = .seconds(120)
 
     public init(identity: DeviceIdentity, trustedDevices: TrustedDeviceStore) {
         self.identity = identity
@@ -29,6 +29,9 @@ final class CallEncryption {
     /// Plain RTP or RTCP that reached an encrypted call.
     private var unencryptedPackets = 0
 
+    /// How often the handshake thread looks whether the trusted list changed (unpairing drops a device within 2 s).
+    private static let trustCheckInterval: Duration = .seconds(1)
+
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
     private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
@@ -41,7 +44,7 @@ final class CallEncryption {
         self.security = security
         self.wakeNetwork = wakeNetwork
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
-        configuration.rekeyInterval = security.rekeyIntervalNanoseconds
+        configuration.rekeyInterval = MediaTime.nanoseconds(security.rekeyInterval)
         configuration.defersHandshakes = true
         channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
     }
@@ -58,6 +61,7 @@ final class CallEncryption {
     func start() throws {
         let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
             (work, results, trustUpdates, workArrived, stopping, wakeNetwork, security.trustedDevices)
+        let trustCheckInterval = MediaTime.nanoseconds(Self.trustCheckInterval)
         worker = try JoinableThread(name: "handshakes") {
             var stamp = store.stamp()
             var nextTrustCheck = SystemClock.monotonicNanoseconds()
@@ -71,7 +75,7 @@ final class CallEncryption {
                 }
                 let now = SystemClock.monotonicNanoseconds()
                 guard now >= nextTrustCheck else { continue }
-                nextTrustCheck = now + 1_000_000_000
+                nextTrustCheck = now + trustCheckInterval
                 let current = store.stamp()
                 guard current != stamp else { continue }
                 // A list that cannot be read trusts nobody but ourselves until it can.

@@ -53,20 +53,21 @@ final class NetworkLoop {
         self.outbox = outbox
         self.inbox = inbox
         self.capture = capture
-        peers = PeerTable(keepaliveTimeout: configuration.keepaliveTimeoutNanoseconds)
+        peers = PeerTable(keepaliveTimeout: MediaTime.nanoseconds(configuration.keepaliveTimeout))
         encryption = configuration.security.map { CallEncryption($0, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
     func run(_ loop: LoopTurns) {
         var nextReport = SystemClock.monotonicNanoseconds()
+        let reportInterval = MediaTime.nanoseconds(configuration.reportInterval)
         while loop.next() {
             let now = SystemClock.monotonicNanoseconds()
             if now >= nextReport {
                 for peer in peers.expire(now: now) { forgetPeer(at: peer.address) }
                 for source in sources.expire(now: now) { stopPlaying(source) }
                 sendReports(now: now)
-                nextReport = now + configuration.reportIntervalNanoseconds
+                nextReport = now + reportInterval
             }
             maintainSessions(now: now)
             _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))

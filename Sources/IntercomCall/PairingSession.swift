@@ -18,7 +18,7 @@ public final class PairingSession: Sendable {
         /// The device to call, without discovery.
         public var peer: SocketAddress?
         public var port: Int = 5004
-        public var timeoutSeconds: Double = 120
+        public var timeout: Duration = .seconds(120)
         public var name: String = defaultPeerName()
         public var discovery = true
 
@@ -49,7 +49,7 @@ public final class PairingSession: Sendable {
         let socket = try Self.bind(port: options.port)
         let poller = try Poller(watching: [socket])
         let start = SystemClock.monotonicNanoseconds()
-        let deadline = start + UInt64(options.timeoutSeconds * 1e9)
+        let deadline = start + MediaTime.nanoseconds(options.timeout)
         let ownFingerprint = Fingerprint(publicKey: identity.publicKey)
         let code = options.code ?? options.waitingCode ?? makePairingCode()
         let waitsOnly = options.code == nil
@@ -69,7 +69,7 @@ public final class PairingSession: Sendable {
         }
         defer { discovery?.stop() }
         say(waitsOnly
-            ? "waiting \(Int(options.timeoutSeconds)) s for a device to pair with this code (this device: \(ownFingerprint), port \(socket.localPort))"
+            ? "waiting \(options.timeout.components.seconds) s for a device to pair with this code (this device: \(ownFingerprint), port \(socket.localPort))"
             : "looking for the device to pair with (this device: \(ownFingerprint))")
 
         var buffer = [UInt8](repeating: 0, count: 1_500)

@@ -31,7 +31,7 @@ final class PlaybackPipeline {
         self.inbox = inbox
         frameSamples = configuration.frameSamples
         let jitter = JitterBufferConfiguration(
-            frameSamples: configuration.frameSamples, maximumDelay: configuration.maximumJitterDelayNanoseconds
+            frameSamples: configuration.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
         let undecodable = self.undecodable
         mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in

@@ -8,11 +8,14 @@ import Synchronization
 /// or as plain lines when standard output is not a terminal.
 public final class TalkInterface: @unchecked Sendable {
     public struct Options: Sendable {
-        /// The push-to-talk style for the terminal's talk key; nil picks the kitty protocol's
-        /// exact press and release where the terminal has it, else auto-repeat detection.
-        public var terminalStyle: PushToTalk.Style?
+        /// Tap the terminal's talk key to start and again to stop (told from its auto-repeat);
+        /// otherwise it is held, through the kitty protocol's exact press and release where
+        /// the terminal has it, else through auto-repeat detection.
+        public var latch = false
+        /// Without release events: how long after a press the key counts as held until it repeats.
+        public var keyHold: Duration = .milliseconds(650)
         public var talkKey: Character = " "
-        public var maximumTransmitNanoseconds: UInt64 = 120_000_000_000
+        public var maximumTransmit: Duration = .seconds(120)
         public var colour = Terminal.supportsColour
 
         public init() {}
@@ -62,21 +65,30 @@ public final class TalkInterface: @unchecked Sendable {
         self.call = call
         self.options = options
         self.gpio = gpio
-        gpioTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+        gpioTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
         self.terminal = terminal
         buttonDevice = button?.device
         buttonEvents = button.map { EvdevKeyEvents(keyCode: $0.keyCode) }
-        terminalTalk = PushToTalk(style: options.terminalStyle ?? .defaultAutoRepeat, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
-        buttonTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+        terminalTalk = PushToTalk(style: Self.repeatingStyle(options), maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
+        buttonTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
+    }
+
+    /// The terminal key's style where it reports presses and repeats but no releases.
+    private static func repeatingStyle(_ options: Options) -> PushToTalk.Style {
+        let hold = MediaTime.nanoseconds(options.keyHold)
+        return options.latch
+            ? .latch(initialDelayTimeout: hold, repeatTimeout: PushToTalk.Style.repeatTimeout)
+            : .autoRepeat(initialDelayTimeout: hold, repeatTimeout: PushToTalk.Style.repeatTimeout)
     }
 
     /// Takes over the terminal and starts the interface thread.
     public func start() throws {
         if let terminal {
             try terminal.enter()
-            if options.terminalStyle == nil {
+            if !options.latch {
                 let exact = terminal.enableKeyEventTypes()
-                terminalTalk = PushToTalk(style: exact ? .exact : .defaultAutoRepeat, maximumTransmitNanoseconds: options.maximumTransmitNanoseconds)
+                terminalTalk = PushToTalk(
+                    style: exact ? .exact : Self.repeatingStyle(options), maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
                 notice = exact ? "talk key: exact press and release (kitty keyboard protocol)" : "talk key: held while it repeats"
             }
         }

@@ -60,7 +60,7 @@ struct Announce: ParsableCommand {
         _ = stopRequested.wait(timeout: .now() + duration)
         discovery.stop()
         var stopped = DiscoveryEventLine(event: "stopped", startedAt: startedAt)
-        stopped.timeToFirstPeerSeconds = discovery.nanosecondsToFirstPeer.map { Double($0) / 1e9 }
+        stopped.timeToFirstPeerSeconds = discovery.nanosecondsToFirstPeer.map { MediaTime.seconds(nanoseconds: Double($0)) }
         stopped.write()
     }
 }

@@ -206,7 +206,7 @@ struct IdentityOptions: ParsableArguments {
     /// The identity and trusted list an encrypted call uses.
     func callSecurity(rekeySeconds: Double = 120) throws -> CallSecurity {
         var security = CallSecurity(identity: try identity(), trustedDevices: try trustedDevices())
-        security.rekeyIntervalNanoseconds = UInt64(rekeySeconds * 1e9)
+        security.rekeyInterval = .seconds(rekeySeconds)
         return security
     }
 }
@@ -321,13 +321,13 @@ struct RunOptions: ParsableArguments {
     var stallForTesting: String?
 
     /// `--stall-thread-for-testing`, read.
-    func stall() throws -> (thread: String, afterNanoseconds: UInt64)? {
+    func stall() throws -> (thread: String, after: Duration)? {
         guard let stallForTesting else { return nil }
         let parts = stallForTesting.split(separator: "@")
         guard parts.count == 2, ["capture", "playback", "network"].contains(String(parts[0])), let seconds = Double(parts[1]), seconds >= 0 else {
             throw ValidationError("--stall-thread-for-testing takes capture, playback or network, '@', and seconds")
         }
-        return (String(parts[0]), UInt64(seconds * 1e9))
+        return (String(parts[0]), .seconds(seconds))
     }
 
     func validate() throws {
@@ -343,12 +343,9 @@ extension TalkOptions {
     /// The interface's settings for the push-to-talk choices.
     func interfaceOptions() -> TalkInterface.Options {
         var options = TalkInterface.Options()
-        options.maximumTransmitNanoseconds = UInt64(pttMaxSeconds * 1e9)
-        let hold = UInt64(pttHoldMilliseconds) * 1_000_000
-        if pttLatch {
-            options.terminalStyle = .latch(initialDelayTimeout: hold, repeatTimeout: 150_000_000)
-        }
-        // Otherwise nil: exact where the terminal speaks the kitty protocol, else auto-repeat.
+        options.maximumTransmit = .seconds(pttMaxSeconds)
+        options.keyHold = .milliseconds(pttHoldMilliseconds)
+        options.latch = pttLatch
         return options
     }
 

@@ -61,7 +61,7 @@ struct Pair: ParsableCommand {
                 throw ValidationError("\(error)")
             }
         }
-        options.timeoutSeconds = timeout
+        options.timeout = .seconds(timeout)
         options.port = port
         if let name { options.name = name }
         let session = PairingSession(
@@ -99,7 +99,7 @@ struct Pair: ParsableCommand {
         let say = { (line: String) in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
         say("pairing the running daemon (\(socket))")
         if started.hasPrefix("code: ") { say(started) }
-        let deadline = Date().addingTimeInterval(PairingSession.Options().timeoutSeconds + 10)
+        let deadline = Date().addingTimeInterval(Double(PairingSession.Options().timeout.components.seconds) + 10)
         while Date() < deadline {
             Thread.sleep(forTimeInterval: 0.25)
             let result = try ask(.pairResult)

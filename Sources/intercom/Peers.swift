@@ -29,7 +29,7 @@ struct Peers: ParsableCommand {
                 FileHandle.standardError.write(Data("intercom: warning: \(error); no peers can be found (call them with --peer HOST:PORT)\n".utf8))
             }
         }
-        SystemClock.sleep(untilMonotonic: discovery.startedAtNanoseconds + UInt64(wait * 1e9))
+        SystemClock.sleep(untilMonotonic: discovery.startedAtNanoseconds + MediaTime.nanoseconds(.seconds(wait)))
         let ownKey = try identity.identity().publicKey
         let known = try identity.trustedDevices().trustedKeys().union([ownKey])
         let listings = discovery.peers.map { peer in

@@ -95,8 +95,8 @@ extension EndToEndTests {
 
         @Test func portInUseIsNamed() throws {
             let port = freeUDPPort()
-            let holder = try ChildProcess.intercom(["--no-discovery", "--port", "\(port)", "--duration", "5"])
-            usleep(500_000)
+            let holder = try ChildProcess.intercom(["--no-discovery", "--port", "\(port)", "--duration", "20"])
+            try #require(waitForUDPListener(port: port))
             try Self.expectCleanFailure(["--no-discovery", "--port", "\(port)", "--duration", "1"], mentioning: "\(port)")
             holder.signal(SIGTERM)
             #expect(holder.wait(seconds: 5) == 0)

@@ -39,9 +39,12 @@ enum CallFixtures {
     }
 
     static func align(input: [Float], output: [Float], senderStats: [String: Any], receiverStats: [String: Any]) -> Alignment {
-        let (lags, correlations) = windowsOf(input: input, output: output)
         let inputStart = Double(int(senderStats, "input_start_ns"))
         let outputStart = Double(int(receiverStats, "output_start_ns"))
+        // Where the input begins in the output, by the two processes' wall clocks (the listener
+        // may have been running for seconds before the speaker started); the delay comes on top.
+        let started = max(0, Int((inputStart - outputStart) * 48_000 / 1e9))
+        let (lags, correlations) = windowsOf(input: input, output: output, searchingFrom: started, seconds: 1)
         func delay(_ lag: Int) -> Double { (outputStart + Double(lag) * 1e9 / 48_000 - inputStart) / 1e6 }
         let lag = lags.windows.isEmpty ? 0 : lags.sorted[lags.sorted.count / 2]
         return Alignment(
@@ -51,11 +54,12 @@ enum CallFixtures {
         )
     }
 
-    /// Window-by-window alignment without timing: for receivers that write no stats.
-    static func windowsOf(input: [Float], output: [Float]) -> (
+    /// Window-by-window alignment, the input searched for `seconds` of the output from
+    /// `searchingFrom` on (a receiver that writes no stats is searched over its first 4 s).
+    static func windowsOf(input: [Float], output: [Float], searchingFrom start: Int = 0, seconds: Int = 4) -> (
         lags: (windows: [SignalAlignment.WindowMatch], sorted: [Int]), correlations: (median: Double, wellMatched: Double)
     ) {
-        let rough = SignalAlignment.bestLag(of: input, in: output, lags: 0...48_000, window: 3 * 48_000)
+        let rough = SignalAlignment.bestLag(of: input, in: output, lags: start...(start + seconds * 48_000), window: 3 * 48_000)
         let windows = SignalAlignment.windowedMatches(of: input, in: output, around: rough.lag, search: 4_800)
         let correlations = windows.map(\.correlation).sorted()
         let median = correlations.isEmpty ? 0 : correlations[correlations.count / 2]
@@ -96,7 +100,7 @@ enum CallFixtures {
         let heard: [Float]
         let speaker: [String: Any]
         let listener: [String: Any]
-        /// How long the listener ran (its output file's length, on the wall clock).
+        /// How long the listener ran, as it reports (its output file's length, on the wall clock).
         let listenedSeconds: Double
 
         /// A figure of the `security` object of one side's statistics.
@@ -117,19 +121,27 @@ enum CallFixtures {
         let output = temporaryPath("two-peer-out.wav")
         let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
         let seconds = speakerSeconds(input)
+        // The listener runs until the speaker is done and `listenerExtraSeconds` more, then is
+        // stopped (SIGTERM leaves cleanly): a speaker that starts late on a busy machine is
+        // still heard to its end.
         let listener = try ChildProcess.intercom(listenerArguments + [
             "--port", "\(listenerPort)", "--no-discovery", "--output-file", output,
-            "--duration", "\(seconds + listenerExtraSeconds)", "--stats-json", statsB,
+            "--duration", "\(seconds + listenerExtraSeconds + 60)", "--stats-json", statsB,
         ])
+        #expect(waitForUDPListener(port: listenerPort), "the listener did not start")
         let speaker = try ChildProcess.intercom(speakerArguments + [
             "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(speakerTarget ?? listenerPort)",
             "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", statsA, "--name", "ana-secret-name",
         ])
         during?(seconds)
-        expectClean([("speaker", speaker), ("listener", listener)], within: seconds + 10)
+        expectClean([("speaker", speaker)], within: seconds + 20)
+        usleep(UInt32(listenerExtraSeconds * 1e6))
+        listener.signal(SIGTERM)
+        expectClean([("listener", listener)], within: 10)
+        let listenerStats = try readStats(statsB)
         return TwoPeerRun(
-            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: try readStats(statsB),
-            listenedSeconds: seconds + listenerExtraSeconds
+            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: listenerStats,
+            listenedSeconds: listenerStats["running_seconds"] as? Double ?? 0
         )
     }
 

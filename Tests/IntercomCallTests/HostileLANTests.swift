@@ -72,10 +72,12 @@ extension EndToEndTests {
             let output = temporaryPath("hostile-out.wav")
             let (speakerStats, listenerStats) = (temporaryPath("hostile-a.json"), temporaryPath("hostile-b.json"))
             let listener = try ChildProcess.intercom([
-                "--unencrypted", "--port", "\(listenerPort)", "--no-discovery", "--output-file", output, "--duration", "15",
+                "--unencrypted", "--port", "\(listenerPort)", "--no-discovery", "--output-file", output, "--duration", "90",
                 "--stats-json", listenerStats, "--name", "door",
             ])
             var stranger = Stranger(target: listenerPort)
+            // Measured once the call runs (a loaded machine may take seconds to start it).
+            try #require(waitForUDPListener(port: listenerPort))
             usleep(800_000)
             let before = Self.residentMegabytes(listener.pid)
 
@@ -144,11 +146,17 @@ extension EndToEndTests {
                 "--unencrypted", "--port", "\(freeUDPPort())", "--no-discovery", "--peer", "127.0.0.1:\(forwarder.port)",
                 "--input-file", speechFile.path, "--duration", "\(Double(input.count) / 48_000 + 1.5)", "--stats-json", speakerStats,
             ])
-            usleep(1_200_000)
             // The speaker's SSRC, sent from another address, and a stranger's report that the
             // listener's stream is lost entirely (its SSRC read from the listener's own reports).
-            let heardFromSpeaker = forwarder.datagrams.first { $0.towardB && $0.bytes.count > 12 && $0.bytes[1] & 0x7F == 96 }
-            let heardFromListener = forwarder.datagrams.first { !$0.towardB && $0.bytes.count >= 8 && (200...201).contains($0.bytes[1]) }
+            var heardFromSpeaker: RecordingForwarder.Datagram?
+            var heardFromListener: RecordingForwarder.Datagram?
+            let speakerStarted = Date()
+            while heardFromSpeaker == nil || heardFromListener == nil, Date().timeIntervalSince(speakerStarted) < 20 {
+                usleep(50_000)
+                let seen = forwarder.datagrams
+                heardFromSpeaker = seen.first { $0.towardB && $0.bytes.count > 12 && $0.bytes[1] & 0x7F == 96 }
+                heardFromListener = seen.first { !$0.towardB && $0.bytes.count >= 8 && (200...201).contains($0.bytes[1]) }
+            }
             let speakerSSRC = heardFromSpeaker.map { UInt32($0.bytes[8]) << 24 | UInt32($0.bytes[9]) << 16 | UInt32($0.bytes[10]) << 8 | UInt32($0.bytes[11]) }
             let listenerSSRC = heardFromListener.map { UInt32($0.bytes[4]) << 24 | UInt32($0.bytes[5]) << 16 | UInt32($0.bytes[6]) << 8 | UInt32($0.bytes[7]) }
             #expect(speakerSSRC != nil && listenerSSRC != nil)
@@ -164,6 +172,8 @@ extension EndToEndTests {
             }
             CallFixtures.expectClean([("speaker", speaker)], within: 15)
             let end = Self.residentMegabytes(listener.pid)
+            usleep(500_000)
+            listener.signal(SIGTERM)
             CallFixtures.expectClean([("listener", listener)], within: 15)
 
             let stats = try CallFixtures.readStats(listenerStats)

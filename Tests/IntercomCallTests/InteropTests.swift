@@ -48,7 +48,7 @@ extension EndToEndTests {
             let listener = try ChildProcess.intercom([
                 "--no-discovery", "--unencrypted", "--port", "\(port)", "--output-file", output, "--duration", "\(seconds)", "--stats-json", stats,
             ])
-            usleep(300_000)
+            try #require(waitForUDPListener(port: port))
             let gstreamer = try ChildProcess("gst-launch-1.0", [
                 "-q", "filesrc", "location=\(speechFile.path)", "!", "wavparse", "!", "audioconvert", "!", "audioresample", "!",
                 "audio/x-raw,rate=48000,channels=1", "!", "opusenc", "bitrate=32000", "frame-size=10", "inband-fec=true", "!",

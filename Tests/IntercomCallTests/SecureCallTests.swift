@@ -107,7 +107,7 @@ extension EndToEndTests {
             let listener = try ChildProcess.intercom([
                 "--port", "\(nextPort)", "--no-discovery", "--output-file", output, "--duration", "3", "--stats-json", stats,
             ])
-            usleep(500_000)
+            try #require(waitForUDPListener(port: nextPort))
             let replayer = LoopbackUDP()
             for datagram in captured where datagram.towardB {
                 replayer.send(datagram.bytes, to: nextPort)

@@ -19,6 +19,13 @@ extension EndToEndTests {
             ] + peers.flatMap { ["--peer", "127.0.0.1:\($0)"] } + extra, environment: lab.environment)
         }
 
+        /// Waits until both peers listen (a loaded machine may take seconds to start them), and
+        /// a moment more for their session to come up.
+        static func waitForPeers(_ ports: Int...) async throws {
+            try #require(try await waitForUDPListeners(ports: ports))
+            try await Task.sleep(for: .seconds(1))
+        }
+
         /// How well `input` is found again in a recording that starts silent: the median
         /// waveform correlation of its half-second windows, the phase-insensitive envelope
         /// correlation of those windows (each at its own delay), the share of windows that match
@@ -56,10 +63,11 @@ extension EndToEndTests {
             let input = try SpeechFixture.speech(SpeechFixture.sentence)
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
             let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-            let seconds = Double(input.count) / 48_000 + 4
+            let seconds = Double(input.count) / 48_000 + 7
 
             let b = try Self.peer("b", in: lab, port: portB, peers: [], seconds: seconds, stats: statsB)
             let a = try Self.peer("a", in: lab, port: portA, peers: [portB], seconds: seconds, stats: statsA)
+            try await Self.waitForPeers(portA, portB)
             let recordingPath = temporaryPath("spk_b.raw")
             let recorder = try lab.record("spk_b", to: recordingPath)
             try await Task.sleep(for: .seconds(1.5))
@@ -95,12 +103,13 @@ extension EndToEndTests {
             let paragraph = try SpeechFixture.wavFile(SpeechFixture.paragraph)
             let sentence = try SpeechFixture.wavFile(SpeechFixture.sentence, voice: .female)
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
-            let seconds = 1.5 + Double(try SpeechFixture.speech(SpeechFixture.paragraph).count) / 48_000 + 2
+            let seconds = 1.5 + Double(try SpeechFixture.speech(SpeechFixture.paragraph).count) / 48_000 + 5
             let b = try Self.peer(
                 "b", in: lab, port: portB, peers: [], seconds: seconds, stats: temporaryPath("b.json"),
                 extra: echoCancellation ? [] : ["--no-aec"]
             )
             let a = try Self.peer("a", in: lab, port: portA, peers: [portB], seconds: seconds, stats: temporaryPath("a.json"))
+            try await Self.waitForPeers(portA, portB)
             let recordingPath = temporaryPath("spk_a.raw")
             let recorder = try lab.record("spk_a", to: recordingPath)
             try await Task.sleep(for: .seconds(1.5))
@@ -154,14 +163,14 @@ extension EndToEndTests {
             let seconds = 14.0
             let b = try ChildProcess(ChildProcess.intercomPath, [
                 "--capture", labs[1].alsaName("mic_b"), "--playback", labs[2].alsaName("spk_b"), "--port", "\(portB)",
-                "--no-discovery", "--mode", "open", "--duration", "\(seconds)", "--stats-json", statsB,
+                "--no-discovery", "--mode", "open", "--duration", "\(seconds + 5)", "--stats-json", statsB,
             ], environment: AudioLab.environment(combining: [labs[1], labs[2]]))
             // A's speaker does not exist: A says so once, and its microphone still talks to B.
             let a = try ChildProcess(ChildProcess.intercomPath, [
                 "--capture", labs[0].alsaName("mic_a"), "--playback", missing, "--port", "\(portA)", "--no-discovery",
                 "--mode", "open", "--duration", "\(seconds)", "--stats-json", statsA, "--peer", "127.0.0.1:\(portB)",
             ], environment: labs[0].environment)
-            try await Task.sleep(for: .seconds(1.5))
+            try await Self.waitForPeers(portA, portB)
             let talker = try labs[0].inject(paragraph, into: "mic_a")
             defer { talker.signal(SIGTERM) }
 

@@ -16,6 +16,18 @@ extension EndToEndTests {
 
             func screen(_ target: String) throws -> String { try run(["capture-pane", "-p", "-t", target]) }
 
+            /// The screen once `condition` holds, or as it is after `seconds` (a loaded machine
+            /// may take a while to start a peer or redraw).
+            func screen(_ target: String, within seconds: Double, until condition: (String) -> Bool) throws -> String {
+                let deadline = Date().addingTimeInterval(seconds)
+                var shown = try screen(target)
+                while !condition(shown), Date() < deadline {
+                    usleep(100_000)
+                    shown = try screen(target)
+                }
+                return shown
+            }
+
             deinit {
                 if let pid = try? run(["display-message", "-p", "#{pid}"]).trimmingCharacters(in: .whitespacesAndNewlines),
                    let value = Int32(pid) {
@@ -37,8 +49,7 @@ extension EndToEndTests {
             let tmux = Tmux()
             let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --no-discovery --port \(portA) --peer 127.0.0.1:\(portB) --input-file \(speechFile.path) --mode ptt --name ana@laptop --duration 20; echo EXITED $?; sleep 30"
             _ = try tmux.run(["new-session", "-d", "-s", "ptt", "-x", "80", "-y", "20", command])
-            usleep(2_500_000)
-            let idle = try tmux.screen("ptt")
+            let idle = try tmux.screen("ptt", within: 20) { $0.contains("bo@desk") && $0.contains(" rx ") }
             #expect(idle.contains("ana@laptop") && idle.contains("mode ptt"), "\(idle)")
             #expect(idle.contains("bo@desk"), "the peer is not on the screen:\n\(idle)")
             #expect(idle.contains(" rx "), "\(idle)")
@@ -55,13 +66,11 @@ extension EndToEndTests {
             }
             let released = Date()
             #expect(transmitting.contains(" TX "), "no TX while the key was held:\n\(transmitting)")
-            usleep(1_000_000)
-            let after = try tmux.screen("ptt")
-            #expect(after.contains(" rx "), "still transmitting a second after the key was let go:\n\(after)")
+            let after = try tmux.screen("ptt", within: 3) { $0.contains(" rx ") }
+            #expect(after.contains(" rx "), "still transmitting after the key was let go:\n\(after)")
 
             _ = try tmux.run(["send-keys", "-t", "ptt", "q"])
-            usleep(1_500_000)
-            let closed = try tmux.screen("ptt")
+            let closed = try tmux.screen("ptt", within: 10) { $0.contains("EXITED") }
             #expect(closed.contains("EXITED 0"), "\(closed)")
             #expect(!closed.contains("mode ptt"), "the status screen is still shown after quitting:\n\(closed)")
             #expect(listener.wait(seconds: 20) == 0, "\(listener.standardError)")
@@ -84,8 +93,7 @@ extension EndToEndTests {
             let tmux = Tmux()
             let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --no-discovery --port \(freeUDPPort()) --mode ptt; echo EXITED $?; sleep 30"
             _ = try tmux.run(["new-session", "-d", "-s", "stop", "-x", "80", "-y", "20", command])
-            usleep(1_500_000)
-            #expect(try tmux.screen("stop").contains("mode ptt"))
+            #expect(try tmux.screen("stop", within: 15) { $0.contains("mode ptt") }.contains("mode ptt"))
             if how == "C-c" {
                 _ = try tmux.run(["send-keys", "-t", "stop", "C-c"])
             } else {
@@ -95,8 +103,7 @@ extension EndToEndTests {
                 #expect(!children.isEmpty)
                 for child in children { kill(child, SIGTERM) }
             }
-            usleep(1_500_000)
-            let screen = try tmux.screen("stop")
+            let screen = try tmux.screen("stop", within: 10) { $0.contains("EXITED") }
             #expect(screen.contains("EXITED 0"), "\(screen)")
             #expect(!screen.contains("mode ptt"), "the status screen is still shown:\n\(screen)")
             let cursor = try tmux.run(["display-message", "-p", "-t", "stop", "#{cursor_flag} #{alternate_on}"])

@@ -51,7 +51,7 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
     /// When the table is full, a newcomer takes the place of the learned peer heard from least
     /// recently, if that one has been silent this long: strangers who fill the table cannot keep
     /// a real peer out for good, and a peer that talks is never pushed out by them.
-    public static var evictableSilence: UInt64 { 1_000_000_000 }
+    public static var evictableSilence: UInt64 { MediaTime.nanoseconds(.seconds(1)) }
 
     @discardableResult
     public mutating func heard(from address: Address, now: UInt64) -> Bool {

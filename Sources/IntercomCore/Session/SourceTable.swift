@@ -15,9 +15,9 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
         /// its old one is still expiring.
         public var perOwner = 2
         /// A source silent this long has left.
-        public var silence: UInt64 = 5_000_000_000
+        public var silence = MediaTime.nanoseconds(.seconds(5))
         /// A learned peer's source quiet this long may make room for a newcomer's.
-        public var evictableSilence: UInt64 = 1_000_000_000
+        public var evictableSilence = MediaTime.nanoseconds(.seconds(1))
 
         public init() {}
     }

@@ -20,8 +20,10 @@ public struct PushToTalk: Sendable {
 
         /// Timeouts that cover common keyboards: 650 ms for the initial repeat delay, 150 ms
         /// between repeats (rates down to about 7 per second).
-        public static let defaultAutoRepeat = Style.autoRepeat(initialDelayTimeout: 650_000_000, repeatTimeout: 150_000_000)
-        public static let defaultLatch = Style.latch(initialDelayTimeout: 650_000_000, repeatTimeout: 150_000_000)
+        public static let defaultInitialDelayTimeout = MediaTime.nanoseconds(.milliseconds(650))
+        public static let repeatTimeout = MediaTime.nanoseconds(.milliseconds(150))
+        public static let defaultAutoRepeat = Style.autoRepeat(initialDelayTimeout: defaultInitialDelayTimeout, repeatTimeout: repeatTimeout)
+        public static let defaultLatch = Style.latch(initialDelayTimeout: defaultInitialDelayTimeout, repeatTimeout: repeatTimeout)
     }
 
     public enum KeyEvent: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import IntercomCore
+
 /// One RTP packet as the fake sender emitted it.
 struct SentPacket {
     /// Index among the packets sent (0, 1, 2, …), also encoded in the payload.
@@ -18,7 +20,7 @@ struct FakeSender {
     /// Discontinuous transmission: talk for `talk` frames, then send nothing for `silence` frames, repeatedly.
     var talkPattern: (talk: Int, silence: Int)?
 
-    var frameDuration: UInt64 { UInt64(frameSamples) * 62_500 / 3 }
+    var frameDuration: UInt64 { MediaTime.nanoseconds(frames: frameSamples, rate: VoiceFormat.sampleRate) }
 
     /// Packets for `slots` frame times; silent slots (DTX) send nothing but still advance the timestamp.
     func packets(slots: Int) -> [SentPacket] {

@@ -80,7 +80,7 @@ struct JitterBufferOrderingTests {
             case .comfortSilence: break
             }
             // The playout clock moves on by what was just played.
-            now += UInt64(samples) * 62_500 / 3
+            now += MediaTime.nanoseconds(frames: samples, rate: VoiceFormat.sampleRate)
         }
         // After the last packet the stream conceals for 100 ms (10 frames), then goes silent.
         #expect(rendered == row.expected + Array(repeating: .concealed, count: 10))
@@ -100,7 +100,7 @@ struct JitterBufferOrderingTests {
         var silence = 0
         while case .comfortSilence(let samples) = buffer.nextFrame(now: now).decision {
             silence += samples
-            now += UInt64(samples) * 62_500 / 3
+            now += MediaTime.nanoseconds(frames: samples, rate: VoiceFormat.sampleRate)
         }
         #expect(silence == 2_400)
         #expect(buffer.currentDelay == 50 * millisecond)

@@ -30,7 +30,7 @@ struct LossRecoveryTests {
 
         // Between two decoded frames a and b: one entry per missing frame, the last one FEC from b,
         // the others concealment (then silence once 100 ms have been concealed).
-        let concealmentLimit = 100 * Int(millisecond) / (row.frameSamples * 62_500 / 3)
+        let concealmentLimit = 100 * Int(millisecond) / Int(MediaTime.nanoseconds(frames: row.frameSamples, rate: VoiceFormat.sampleRate))
         var lossRuns = 0
         var previousDecoded: (index: Int, position: Int)?
         for (position, entry) in decoder.log.enumerated() {

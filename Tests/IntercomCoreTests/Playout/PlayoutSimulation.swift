@@ -6,7 +6,7 @@ struct PlayoutSimulation {
     var pullSamples = 480
     /// Receiver-clock time of the first pull.
     var start: UInt64 = 1_000_000_000
-    var pullPeriod: UInt64 { UInt64(pullSamples) * 62_500 / 3 }
+    var pullPeriod: UInt64 { MediaTime.nanoseconds(frames: pullSamples, rate: VoiceFormat.sampleRate) }
 
     /// What a test may look at after each pull.
     struct Pull {
