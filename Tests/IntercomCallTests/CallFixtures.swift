@@ -94,6 +94,14 @@ enum CallFixtures {
         }
     }
 
+    /// `expectClean` for async tests, waiting off the runner's threads.
+    static func expectClean(_ processes: [(String, ChildProcess)], within seconds: Double) async throws {
+        for (name, process) in processes {
+            let status = try await process.finished(within: seconds)
+            #expect(status == 0, "\(name) exited with \(String(describing: status)): \(process.standardError)")
+        }
+    }
+
     /// What one two-process call left: A's input, B's output, both peers' statistics.
     struct TwoPeerRun {
         let input: [Float]

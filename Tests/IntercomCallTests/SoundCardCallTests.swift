@@ -72,9 +72,9 @@ extension EndToEndTests {
             let recorder = try lab.record("spk_b", to: recordingPath)
             try await Task.sleep(for: .seconds(1.5))
             let talker = try lab.inject(speechFile, into: "mic_a")
-            #expect(talker.wait(seconds: 20) == 0, "paplay: \(talker.standardError)")
-            CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
-            let heard = try lab.finishRecording(recorder, path: recordingPath)
+            #expect(try await talker.finished(within: 20) == 0, "paplay: \(talker.standardError)")
+            try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            let heard = try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }
 
             let result = Self.match(input, in: heard)
             let sender = try CallFixtures.readStats(statsA)
@@ -95,8 +95,9 @@ extension EndToEndTests {
         /// What A hears in a call where B's speaker leaks into B's microphone 50 ms later at
         /// half the level (module-loopback), while A reads a paragraph: A's own voice coming
         /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
-        /// into A's paragraph. The recording starts 1.5 s before A talks.
-        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> [Float] {
+        /// into A's paragraph. The recording starts about 1.5 s before A talks; the returned
+        /// offsets say, in seconds of the recording, when A and B were made to talk.
+        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> (recording: [Float], talk: Double, nearTalk: Double?) {
             let lab = try await AudioLab.start(devices: ["mic_a", "spk_a", "mic_b", "spk_b"])
             defer { lab.stop() }
             try lab.addEchoPath(from: "spk_b", into: "mic_b", delayMilliseconds: 50, gain: 0.5)
@@ -112,17 +113,21 @@ extension EndToEndTests {
             try await Self.waitForPeers(portA, portB)
             let recordingPath = temporaryPath("spk_a.raw")
             let recorder = try lab.record("spk_a", to: recordingPath)
+            let recording = Date()
             try await Task.sleep(for: .seconds(1.5))
+            let talk = Date().timeIntervalSince(recording)
             let talker = try lab.inject(paragraph, into: "mic_a")
             var nearTalker: ChildProcess?
+            var nearTalk: Double?
             if let nearTalkAt {
                 try await Task.sleep(for: .seconds(nearTalkAt))
+                nearTalk = Date().timeIntervalSince(recording)
                 nearTalker = try lab.inject(sentence, into: "mic_b")
             }
-            #expect(talker.wait(seconds: 30) == 0, "paplay: \(talker.standardError)")
-            #expect(nearTalker?.wait(seconds: 10) ?? 0 == 0)
-            CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
-            return try lab.finishRecording(recorder, path: recordingPath)
+            #expect(try await talker.finished(within: 30) == 0, "paplay: \(talker.standardError)")
+            #expect(try await nearTalker?.finished(within: 10) ?? 0 == 0)
+            try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk)
         }
 
         @Test func echoReturningToTheTalkerIsAtLeast20dBWeakerThanWithoutCancellationAndDoubleTalkGetsThrough() async throws {
@@ -130,18 +135,22 @@ extension EndToEndTests {
             async let withoutCancellation = Self.echoCall(echoCancellation: false)
             let (on, off) = try await (withCancellation, withoutCancellation)
 
-            // From 6 s into A's paragraph, once the canceller has converged, until B speaks.
-            let converged = Int(7.5 * 48_000)..<Int(14 * 48_000)
-            let echoWith = SignalMeasures.energy(on[converged.clamped(to: 0..<on.count)])
-            let echoWithout = SignalMeasures.energy(off[converged.clamped(to: 0..<off.count)])
+            // From 6 s into A's paragraph, once the canceller has converged, until 12.5 s (B
+            // speaks at 13 s), in each recording from when A was made to talk there.
+            func converged(_ call: (recording: [Float], talk: Double, nearTalk: Double?)) -> ArraySlice<Float> {
+                let end = min(call.talk + 12.5, call.nearTalk ?? .infinity)
+                return call.recording[(Int((call.talk + 6) * 48_000)..<Int(end * 48_000)).clamped(to: 0..<call.recording.count)]
+            }
+            let echoWith = SignalMeasures.energy(converged(on))
+            let echoWithout = SignalMeasures.energy(converged(off))
             let reduction = SignalMeasures.decibels(echoWithout, over: echoWith)
-            print("lab echo: \(reduction) dB less with cancellation")
-            #expect(SignalMeasures.rms(off[converged.clamped(to: 0..<off.count)]) > 0.005, "no echo came back at all")
+            print("lab echo: \(reduction) dB less with cancellation (talk \(on.talk) s and \(off.talk) s into the recordings)")
+            #expect(SignalMeasures.rms(converged(off)) > 0.005, "no echo came back at all")
             #expect(reduction >= 20, "echo reduced by \(reduction) dB")
 
             // B's sentence, said over A's paragraph, still reaches A.
             let near = try SpeechFixture.speech(SpeechFixture.sentence, voice: .female)
-            let heard = Array(on[min(on.count, Int(14 * 48_000))...])
+            let heard = Array(on.recording[min(on.recording.count, Int(((on.nearTalk ?? 14.5) - 0.5) * 48_000))...])
             let result = Self.match(near, in: heard)
             print("lab double talk: waveform \(result.waveform), envelope \(result.envelope)")
             #expect(result.envelope > 0.8, "near-end speech envelope correlation \(result.envelope)")
@@ -181,8 +190,8 @@ extension EndToEndTests {
             try labs[2].plug("spk_b")
             let recordingPath = temporaryPath("spk_b-after.raw")
             let recorder = try labs[2].record("spk_b", to: recordingPath)
-            CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
-            let heard = try labs[2].finishRecording(recorder, path: recordingPath)
+            try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            let heard = try await offTheRunner { try labs[2].finishRecording(recorder, path: recordingPath) }
 
             let aWarnings = a.standardError.split(separator: "\n").filter { $0.contains("warning") && $0.contains(missing) }
             #expect(aWarnings.count == 1, "\(a.standardError)")

@@ -28,9 +28,7 @@ public final class AudioLab: @unchecked Sendable {
     /// Starts a lab with the named devices without holding one of the test runner's few
     /// threads while it waits for PulseAudio.
     public static func start(devices: [String]) async throws -> AudioLab {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try startHere(devices: devices) }) }.start()
-        }
+        try await offTheRunner { try startHere(devices: devices) }
     }
 
     /// Starts a lab with the named devices on this thread.

@@ -64,6 +64,13 @@ public final class ChildProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// `wait(seconds:)` for async tests, on a thread of its own: a test that blocks one of the
+    /// runner's few threads holds up every other test's sleeps and waits.
+    @discardableResult
+    public func finished(within seconds: Double) async throws -> Int32? {
+        try await offTheRunner { self.wait(seconds: seconds) }
+    }
+
     /// Sends `signal` to the process by its PID.
     public func signal(_ signal: Int32) {
         if process.isRunning { kill(pid, signal) }
@@ -98,6 +105,13 @@ public func freeUDPPort() -> Int {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Runs `body`, which blocks, on a thread of its own rather than one of the test runner's.
+public func offTheRunner<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }
 
 /// Whether something listens on UDP `port` (any address, IPv4 or IPv6), as the kernel's socket

@@ -50,6 +50,7 @@ public struct JitterBuffer: Sendable {
             quantile: configuration.delayQuantile,
             historyTimeConstant: configuration.delayHistoryTimeConstant,
             peakTimeConstant: configuration.peakDelayTimeConstant,
+            calmTimeConstant: configuration.calmDelayTimeConstant,
             largestUsefulDelay: configuration.maximumDelay
         )
         frameDuration = FrameDurationEstimator(initialSamples: configuration.frameSamples)
@@ -68,6 +69,10 @@ public struct JitterBuffer: Sendable {
 
     /// Delay of the frame last handed out, from its fastest expected arrival to its playout, in nanoseconds.
     public var currentDelay: UInt64 { UInt64(max(lastDelay, 0)) }
+
+    /// How far the frame last handed out plays behind the target delay, in nanoseconds
+    /// (negative: ahead of it). Above a frame, a quiet frame may be skipped to catch up.
+    public var excessDelay: Int64 { lastDelay - Int64(targetDelay) }
 
     /// Delay the buffer steers towards, in nanoseconds.
     public var targetDelay: UInt64 {

@@ -16,6 +16,9 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var delayHistoryTimeConstant: UInt64
     /// How fast a sudden delay peak is forgotten, counted in received media.
     public var peakDelayTimeConstant: UInt64
+    /// How fast both are forgotten once arrivals have been calm for a while (every recent
+    /// delay well below the budget): the link became clean, and its delay should follow.
+    public var calmDelayTimeConstant: UInt64
     /// Longest run of concealment before switching to comfort silence.
     public var maximumConcealment: UInt64
     /// Most packets held; the oldest are dropped beyond it.
@@ -33,6 +36,7 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
         arrivalWindow: UInt64 = 3_000_000_000,
         delayHistoryTimeConstant: UInt64 = 10_000_000_000,
         peakDelayTimeConstant: UInt64 = 4_000_000_000,
+        calmDelayTimeConstant: UInt64 = 1_000_000_000,
         maximumConcealment: UInt64 = 100_000_000,
         capacity: Int = 256,
         rateControl: PlayoutRateController.Configuration = PlayoutRateController.Configuration()
@@ -45,6 +49,7 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
         self.arrivalWindow = arrivalWindow
         self.delayHistoryTimeConstant = delayHistoryTimeConstant
         self.peakDelayTimeConstant = peakDelayTimeConstant
+        self.calmDelayTimeConstant = calmDelayTimeConstant
         self.maximumConcealment = maximumConcealment
         self.capacity = capacity
         self.rateControl = rateControl

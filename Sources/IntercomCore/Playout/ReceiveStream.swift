@@ -4,6 +4,10 @@
 public final class ReceiveStream {
     /// Input the rate adjuster may read beyond `count × ratio` (interpolation looks one sample ahead, plus rounding).
     private static let adjusterLookahead = 2
+    /// A decoded frame whose every sample stays below this (about −50 dBFS) is silence that
+    /// may be left out to catch up with the target delay: a pause 10 ms shorter is not heard,
+    /// where the rate controller's ±0.5 % would take seconds to remove what a jittery spell left.
+    private static let quietPeak: Float = 0.003
 
     private var jitterBuffer: JitterBuffer
     private let decoder: any FrameDecoder
@@ -51,6 +55,7 @@ public final class ReceiveStream {
             let queuedDuration = MediaTime.nanoseconds(samples: Int64((Double(decodedSamples.count) / ratio).rounded()))
             let (decision, samples) = jitterBuffer.nextFrame(now: now + UInt64(queuedDuration))
             let rendered = decoder.render(decision, samples: samples)
+            if case .decode = decision, isSkippable(rendered) { continue }
             if rendered.isEmpty {
                 decodedSamples.appendSilence(max(samples, 1))
             } else {
@@ -59,5 +64,11 @@ public final class ReceiveStream {
         }
         let consumed = decodedSamples.withSamples { rateAdjuster.adjust($0, into: output, ratio: ratio) }
         decodedSamples.removeFirst(consumed)
+    }
+
+    /// Whether playout runs more than this frame behind its target and the frame is silence.
+    private func isSkippable(_ frame: [Float]) -> Bool {
+        !frame.isEmpty && jitterBuffer.excessDelay > MediaTime.nanoseconds(samples: Int64(frame.count))
+            && frame.allSatisfy { abs($0) < Self.quietPeak }
     }
 }

@@ -49,7 +49,7 @@ import TestSupport
             let report = try playAudio(speech, to: device)
             return (report, ContinuousClock.now - started)
         }
-        let heard = try lab.finishRecording(recorder, path: recording)
+        let heard = try await offTheRunner { try lab.finishRecording(recorder, path: recording) }
 
         #expect(report.negotiated?.conversions == [])
         // The recorder runs from before the playback: on a busy machine the speech may start well
