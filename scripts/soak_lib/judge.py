@@ -27,6 +27,14 @@ def heard_again(soak, pairs, since):
     return lags, all(v is not None and v <= HEARD_WITHIN_S for v in lags.values())
 
 
+def heard_again_result(soak, promise, pairs, since, who, how):
+    """The promise that each (sender, receiver) pair is heard again within HEARD_WITHIN_S of
+    `since`; `who` names a pair's peer in the figure."""
+    lags, ok = heard_again(soak, pairs, since)
+    figure = ", ".join(f"{who(pair)} after {fmt(lag, 2)} s" for pair, lag in lags.items())
+    return result(promise, figure, ok, how)
+
+
 def result(promise, figure, ok, how, detail=None):
     verdict = ok if isinstance(ok, str) else "not staged" if ok is None else ("passed" if ok else "failed")
     return dict(promise=promise, figure=figure, verdict=verdict, how=how, detail=detail)
@@ -112,11 +120,11 @@ def judge(soak, error):
     for f in soak.faults:
         if f["kind"] in ("kill", "leave") and "restarted_at" in f:
             p = f["peer"]
-            lags, ok = heard_again(soak, [(p, r) for r in soak.peers if r != p], f["restarted_at"])
-            out.append(result(f"{p} heard again after {fault_name(f)}",
-                              ", ".join(f"at {r} after {fmt(v, 2)} s" for (_, r), v in lags.items()), ok,
-                              f"first click from {p} reaching each other speaker after the new process started, "
-                              f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)"))
+            out.append(heard_again_result(
+                soak, f"{p} heard again after {fault_name(f)}", [(p, r) for r in soak.peers if r != p], f["restarted_at"],
+                lambda pair: f"at {pair[1]}",
+                f"first click from {p} reaching each other speaker after the new process started, "
+                f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)"))
             back = {r: first_heard(soak, s, p, f["restarted_at"]) for s in soak.peers if s != p for r in [s]}
             out.append(result(f"{p} hears again after {fault_name(f)} (reported, not a promise)",
                               ", ".join(f"{s} after {fmt(t - f['restarted_at'] if t else None, 2)} s"
@@ -129,11 +137,11 @@ def judge(soak, error):
                               f"clicks still played into {p}'s microphone while it was down must not reach any speaker"))
         if f["kind"] == "unplug" and "plugged_at" in f:
             p = f["peer"]
-            lags, ok = heard_again(soak, [(s, p) for s in soak.peers if s != p], f["plugged_at"])
-            out.append(result(f"{p} plays again after its speaker ({f['device']}) returned",
-                              ", ".join(f"{s} heard after {fmt(v, 2)} s" for (s, _), v in lags.items()), ok,
-                              f"first click from each sender at {p}'s returned speaker after `audio-lab plug` returned, "
-                              f"≤ {HEARD_WITHIN_S:g} s"))
+            out.append(heard_again_result(
+                soak, f"{p} plays again after its speaker ({f['device']}) returned", [(s, p) for s in soak.peers if s != p],
+                f["plugged_at"], lambda pair: f"{pair[0]} heard",
+                f"first click from each sender at {p}'s returned speaker after `audio-lab plug` returned, "
+                f"≤ {HEARD_WITHIN_S:g} s"))
         if f["kind"] == "avahi":
             if f.get("happened") is None:
                 out.append(result("rediscovery after avahi-daemon restart", f.get("why_not", ""), None, "LAN lab"))

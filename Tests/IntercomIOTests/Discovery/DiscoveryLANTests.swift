@@ -67,12 +67,19 @@ struct DiscoveryLANTests {
         #expect(alice.stop() == 0)
     }
 
+    /// alice on the lab's first host and bob on its second, once each has found the other.
+    static func announcersThatFoundEachOther(in lab: LANLab) throws -> (alice: Announcer, bob: Announcer) {
+        let alice = try Announcer(lab, host: 1, name: "alice")
+        let bob = try Announcer(lab, host: 2, name: "bob")
+        try #require(alice.waitFor("appeared", of: "bob", seconds: 5) != nil)
+        try #require(bob.waitFor("appeared", of: "alice", seconds: 5) != nil)
+        return (alice, bob)
+    }
+
     @Test func stoppedPublisherDisappearsWithinThreeSeconds() throws {
         let lab = try LANLab(hosts: 2)
         defer { lab.shutDown() }
-        let alice = try Announcer(lab, host: 1, name: "alice")
-        let bob = try Announcer(lab, host: 2, name: "bob")
-        try #require(bob.waitFor("appeared", of: "alice", seconds: 5) != nil)
+        let (alice, bob) = try Self.announcersThatFoundEachOther(in: lab)
 
         let stoppedAt = SystemClock.monotonicNanoseconds()
         #expect(alice.stop() == 0)
@@ -87,10 +94,7 @@ struct DiscoveryLANTests {
     @Test func restartedDaemonIsFollowedWithoutRestartingTheClients() throws {
         let lab = try LANLab(hosts: 2)
         defer { lab.shutDown() }
-        let alice = try Announcer(lab, host: 1, name: "alice")
-        let bob = try Announcer(lab, host: 2, name: "bob")
-        try #require(alice.waitFor("appeared", of: "bob", seconds: 5) != nil)
-        try #require(bob.waitFor("appeared", of: "alice", seconds: 5) != nil)
+        let (alice, bob) = try Self.announcersThatFoundEachOther(in: lab)
 
         let restartedAt = SystemClock.monotonicNanoseconds()
         try lab.restartAvahi(2)
