@@ -70,9 +70,12 @@ public struct JitterBuffer: Sendable {
     /// Delay of the frame last handed out, from its fastest expected arrival to its playout, in nanoseconds.
     public var currentDelay: UInt64 { UInt64(max(lastDelay, 0)) }
 
-    /// How far the frame last handed out plays behind the target delay, in nanoseconds
-    /// (negative: ahead of it). Above a frame, a quiet frame may be skipped to catch up.
-    public var excessDelay: Int64 { lastDelay - Int64(targetDelay) }
+    /// Whether playout runs more than `frameNanoseconds` behind a target that came down because
+    /// the link became clean after a spell of lateness: then a quiet frame may be left out to
+    /// catch up, where the rate controller's ±0.5 % would take many seconds.
+    public func isCatchingUp(frameNanoseconds: Int64) -> Bool {
+        networkDelay.isCalmedDown && lastDelay - Int64(targetDelay) > frameNanoseconds
+    }
 
     /// Delay the buffer steers towards, in nanoseconds.
     public var targetDelay: UInt64 {

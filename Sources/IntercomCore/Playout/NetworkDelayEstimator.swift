@@ -10,9 +10,11 @@
 /// Both views forget slowly (a lone stall stays a small share of what they remember, and jitter
 /// that pauses and comes back still has its budget). Once arrivals are calm, every delay of the
 /// last half second or so well below the budget (the link became clean), the budget is capped
-/// by a ceiling that holds for `calmTimeConstant` and then comes down to twice the largest
-/// recent delay within a few more: the delay returns to what the clean link needs within
-/// seconds. The first late arrival lifts the cap, back to everything the views remember.
+/// by a ceiling that holds for `calmTimeConstant` and then comes down within a few more to
+/// twice the largest recent delay plus `calmMargin`: the delay returns to what the clean link
+/// needs within seconds. The first late arrival lifts the cap, back to everything the views
+/// remember. On a link that stays clean the ceiling never bites (the largest recent delay,
+/// doubled, is already above the quantile), so the delay there does not move.
 struct NetworkDelayEstimator: Sendable {
     private var histogram: DelayHistogram
     private let historyTimeConstant: UInt64
@@ -22,6 +24,8 @@ struct NetworkDelayEstimator: Sendable {
     private var recentLargest: Double = 0
     /// While arrivals are calm: for how much media, and the ceiling on the budget.
     private var calm: (duration: UInt64, ceiling: Double)?
+    /// What the ceiling keeps above twice the largest recent delay.
+    private static let calmMargin = Double(MediaTime.nanoseconds(.milliseconds(5)))
     private let largestUsefulDelay: UInt64
     private var peak: Double = 0
     /// The largest delay of an earlier burst, decaying like the peak; a new burst that also
@@ -40,6 +44,9 @@ struct NetworkDelayEstimator: Sendable {
 
     /// The delay to budget for, in nanoseconds; updated as packets arrive, so reading it is cheap.
     private(set) var budget: UInt64 = 0
+    /// Whether the calm ceiling holds the budget below what the views remember: the link
+    /// became clean after a spell of lateness, and the delay should follow it down now.
+    private(set) var isCalmedDown = false
 
     /// Records one packet's relative delay and its arrival time (nanoseconds, receiver's clock);
     /// `frameDuration` sets how much older packets are forgotten.
@@ -63,7 +70,9 @@ struct NetworkDelayEstimator: Sendable {
         peak = max(peak, min(burst!.largestDelay, earlierBurst))
         let remembered = max(Double(histogram.quantile), peak)
         recentLargest = max(delay, recentLargest * Self.retention(frameDuration, timeConstant: calmTimeConstant / 2))
-        budget = UInt64(min(remembered, calmCeiling(remembered: remembered, frameDuration: frameDuration)))
+        let ceiling = calmCeiling(remembered: remembered, frameDuration: frameDuration)
+        isCalmedDown = ceiling < remembered
+        budget = UInt64(min(remembered, ceiling))
     }
 
     /// The cap on the budget while arrivals are calm; infinite otherwise.
@@ -75,7 +84,7 @@ struct NetworkDelayEstimator: Sendable {
         var (duration, ceiling) = calm ?? (0, remembered)
         duration += frameDuration
         if duration > calmTimeConstant {
-            ceiling = max(2 * recentLargest, ceiling * Self.retention(frameDuration, timeConstant: calmTimeConstant))
+            ceiling = max(2 * recentLargest + Self.calmMargin, ceiling * Self.retention(frameDuration, timeConstant: calmTimeConstant))
         }
         calm = (duration, ceiling)
         return ceiling

@@ -5,8 +5,8 @@ public final class ReceiveStream {
     /// Input the rate adjuster may read beyond `count × ratio` (interpolation looks one sample ahead, plus rounding).
     private static let adjusterLookahead = 2
     /// A decoded frame whose every sample stays below this (about −50 dBFS) is silence that
-    /// may be left out to catch up with the target delay: a pause 10 ms shorter is not heard,
-    /// where the rate controller's ±0.5 % would take seconds to remove what a jittery spell left.
+    /// may be left out to catch up with the target delay once a jittery spell is over: a pause
+    /// 10 ms shorter is not heard.
     private static let quietPeak: Float = 0.003
 
     private var jitterBuffer: JitterBuffer
@@ -66,9 +66,9 @@ public final class ReceiveStream {
         decodedSamples.removeFirst(consumed)
     }
 
-    /// Whether playout runs more than this frame behind its target and the frame is silence.
+    /// Whether the frame is silence that catching up may leave out.
     private func isSkippable(_ frame: [Float]) -> Bool {
-        !frame.isEmpty && jitterBuffer.excessDelay > MediaTime.nanoseconds(samples: Int64(frame.count))
+        !frame.isEmpty && jitterBuffer.isCatchingUp(frameNanoseconds: MediaTime.nanoseconds(samples: Int64(frame.count)))
             && frame.allSatisfy { abs($0) < Self.quietPeak }
     }
 }

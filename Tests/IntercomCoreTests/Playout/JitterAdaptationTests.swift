@@ -113,4 +113,23 @@ struct JitterAdaptationTests {
         #expect(back <= before + 10 * millisecond, "\(before) before, \(back) 5 s after: \(delayAtSecond.sorted { $0.key < $1.key })")
         #expect(delayAtSecond[frames / 100 - 1]! + 5 * millisecond >= before, "below the clean link's delay")
     }
+
+    /// A link whose lateness keeps coming back (a late spike in one packet of fifty, as a busy
+    /// host or Wi-Fi gives) is not calm: the delay settles where the spikes need it and stays
+    /// there, rather than dropping between spikes and stretching again at the next.
+    @Test func recurringSpikesKeepTheDelayWhereItSettled() {
+        let frames = 6_000
+        let packets = FakeSender().packets(slots: frames)
+        let spiky = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 2 * millisecond, lateSpikeRate: 0.02, lateSpikeDelay: 15 * millisecond, protectedEnds: 0)
+        let deliveries = NetworkRun(packets: packets, conditions: spiky, clock: ReceiverClock(), seed: 7).deliveries
+        let stream = ReceiveStream(decoder: ConstantLevelDecoder(level: 0.001), rateAdjuster: LinearRateAdjuster())
+        var settled: [UInt64] = []
+        PlayoutSimulation().run(stream, deliveries: deliveries, pulls: frames, afterPull: { pull in
+            if pull.index >= 2_000, pull.index % 10 == 0 { settled.append(stream.statistics.currentDelay) }
+        })
+        let spread = settled.max()! - settled.min()!
+        print("recurring spikes: delay \(settled.min()! / millisecond)–\(settled.max()! / millisecond) ms once settled")
+        #expect(spread <= 6 * millisecond, "the delay moved by \(spread / millisecond) ms")
+    }
 }
+
