@@ -69,8 +69,28 @@ extension EndToEndTests {
             #expect(GPIOLineAddress("chip:x") == nil)
         }
 
-        @Test func aMissingChipIsAClearError() {
-            #expect(throws: GPIOError.self) { try ChipGPIOLine(GPIOLineAddress("gpiochip99:1")!, direction: .output) }
+        @Test(arguments: ["gpiochip99:1", "99:1", "/dev/gpiochip99:1", "no-such-label:1"])
+        func aMissingChipIsAClearError(address: String) {
+            let error = #expect(throws: GPIOError.self) {
+                try ChipGPIOLine(GPIOLineAddress(address)!, direction: .input(activeLow: true))
+            }
+            #expect(error?.operation == "open the chip")
+            #expect(error?.description.hasPrefix("GPIO \(address): cannot open the chip: ") == true)
         }
+    }
+}
+
+/// A line that tests drive by hand, behind the same interface as a real one.
+private final class SimulatedGPIOLine: GPIOLine, @unchecked Sendable {
+    private var level: Bool
+    private(set) var writes: [Bool] = []
+
+    init(level: Bool = false) { self.level = level }
+
+    func set(_ level: Bool) { self.level = level }
+    func read() -> Bool { level }
+    func write(_ on: Bool) {
+        level = on
+        writes.append(on)
     }
 }

@@ -5,8 +5,7 @@ import Glibc
 /// active-low: the button shorts the line to ground) or a lamp (output).
 public final class ChipGPIOLine: GPIOLine {
     public let address: GPIOLineAddress
-    private let chip: OpaquePointer
-    private let line: OpaquePointer
+    private let line: UnsafeMutablePointer<intercom_gpio_line>
     private let isOutput: Bool
 
     public enum Direction: Sendable {
@@ -14,46 +13,40 @@ public final class ChipGPIOLine: GPIOLine {
         case output
     }
 
+    /// The chip is a path, a name (gpiochip0), a number or a label, on libgpiod 1 and 2 alike.
     public init(_ address: GPIOLineAddress, direction: Direction, consumer: String = "intercom") throws(GPIOError) {
         self.address = address
-        guard let chip = gpiod_chip_open_lookup(address.chip) else {
-            throw GPIOError(address: address, operation: "open the chip", code: errno)
-        }
-        guard let line = gpiod_chip_get_line(chip, address.offset) else {
-            let code = errno
-            gpiod_chip_close(chip)
-            throw GPIOError(address: address, operation: "find the line", code: code)
-        }
-        let result: Int32
+        var failed = INTERCOM_GPIO_OPEN_CHIP
+        let requested: UnsafeMutablePointer<intercom_gpio_line>?
         switch direction {
         case .input(let activeLow):
-            let flags = INTERCOM_GPIOD_FLAG_BIAS_PULL_UP | (activeLow ? INTERCOM_GPIOD_FLAG_ACTIVE_LOW : 0)
-            result = gpiod_line_request_input_flags(line, consumer, flags)
+            requested = intercom_gpio_request(address.chip, address.offset, false, activeLow, consumer, &failed)
             isOutput = false
         case .output:
-            result = gpiod_line_request_output(line, consumer, 0)
+            requested = intercom_gpio_request(address.chip, address.offset, true, false, consumer, &failed)
             isOutput = true
         }
-        guard result == 0 else {
-            let code = errno
-            gpiod_chip_close(chip)
-            throw GPIOError(address: address, operation: "request the line", code: code)
+        guard let requested else {
+            let operation = switch failed {
+            case INTERCOM_GPIO_OPEN_CHIP: "open the chip"
+            case INTERCOM_GPIO_FIND_LINE: "find the line"
+            default: "request the line"
+            }
+            throw GPIOError(address: address, operation: operation, code: errno)
         }
-        self.chip = chip
-        self.line = line
+        line = requested
     }
 
     deinit {
-        if isOutput { gpiod_line_set_value(line, 0) }
-        gpiod_line_release(line)
-        gpiod_chip_close(chip)
+        if isOutput { intercom_gpio_set(line, false) }
+        intercom_gpio_release(line)
     }
 
-    public func read() -> Bool { gpiod_line_get_value(line) == 1 }
+    public func read() -> Bool { intercom_gpio_get(line) == 1 }
 
     public func write(_ on: Bool) {
         guard isOutput else { return }
-        gpiod_line_set_value(line, on ? 1 : 0)
+        intercom_gpio_set(line, on)
     }
 }
 

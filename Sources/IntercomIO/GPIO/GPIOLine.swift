@@ -1,6 +1,6 @@
 /// One general-purpose I/O line, read as a button or driven as a lamp. The real lines come
-/// through libgpiod (`ChipGPIOLine`); tests use `SimulatedGPIOLine`, since these machines
-/// have no GPIO simulator.
+/// through libgpiod (`ChipGPIOLine`); tests drive a line of their own behind this
+/// interface, since these machines have no GPIO simulator.
 public protocol GPIOLine: AnyObject {
     /// The line's logical level (active-low already applied): true = pressed / lit.
     func read() -> Bool
@@ -21,19 +21,4 @@ public struct GPIOLineAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { "\(chip):\(offset)" }
-}
-
-/// A line that tests drive by hand, behind the same interface as a real one.
-public final class SimulatedGPIOLine: GPIOLine, @unchecked Sendable {
-    private var level: Bool
-    public private(set) var writes: [Bool] = []
-
-    public init(level: Bool = false) { self.level = level }
-
-    public func set(_ level: Bool) { self.level = level }
-    public func read() -> Bool { level }
-    public func write(_ on: Bool) {
-        level = on
-        writes.append(on)
-    }
 }
