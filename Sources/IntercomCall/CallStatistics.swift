@@ -15,6 +15,9 @@ public struct CallStatistics: Codable, Sendable {
     public var currentDelayMs = 0.0
     public var targetDelayMs = 0.0
     public var jitterMs = 0.0
+    /// How long what playback writes now waits before it is heard: the sound device's queue
+    /// (with a sound server's own, as ALSA reports it) and the resampler; 0 for a file.
+    public var speakerQueueMs = 0.0
     /// CLOCK_REALTIME nanoseconds of the first sample of the input and of the output, so
     /// that the delay between two processes can be measured from outside.
     public var inputStartNs: UInt64 = 0
@@ -113,6 +116,7 @@ public struct CallStatistics: Codable, Sendable {
             targetDelayMs = max(targetDelayMs, stream.targetDelayMs)
             jitterMs = max(jitterMs, stream.jitterMs)
         }
+        speakerQueueMs = MediaTime.milliseconds(nanoseconds: Double(playback.speakerQueue))
         inputStartNs = inputStart
         outputStartNs = outputStart
         sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)

@@ -75,8 +75,10 @@ final class PlaybackPipeline {
     private func publish() {
         let streams = mixer.streamStatistics.map(StreamStatistics.init(stream:))
         let (undecodable, sinkErrors) = (undecodable.count, sinkErrors)
+        let speakerQueue = sink.delayNanoseconds
         let published: Bool? = snapshot.withLockIfAvailable { snapshot in
             snapshot.streams = streams
+            snapshot.speakerQueue = speakerQueue
             snapshot.undecodable = undecodable
             snapshot.sinkErrors = sinkErrors
             return true
@@ -91,4 +93,6 @@ struct PlaybackSnapshot: Sendable {
     var streams: [StreamStatistics] = []
     var sinkErrors = 0
     var undecodable = 0
+    /// Nanoseconds from writing a period to hearing it (the sink's queue).
+    var speakerQueue: UInt64 = 0
 }

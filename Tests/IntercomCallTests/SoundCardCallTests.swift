@@ -90,6 +90,9 @@ extension EndToEndTests {
             #expect(CallFixtures.int(receiver, "lost") == 0)
             #expect(CallFixtures.int(sender, "sent_packets") > 300)
             #expect(SignalMeasures.rms(heard) > 0.01, "B's speaker stayed silent")
+            // The speaker's queue is a real device's: more than nothing, less than a second.
+            let speakerQueue = CallFixtures.double(receiver, "speaker_queue_ms")
+            #expect(speakerQueue > 0 && speakerQueue < 1000, "speaker queue \(speakerQueue) ms")
         }
 
         /// What A hears in a call where B's speaker leaks into B's microphone 50 ms later at

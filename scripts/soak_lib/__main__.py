@@ -139,6 +139,7 @@ class Soak:
                         s["streams"][who.removeprefix("soak-").upper() if who else "?"] = {
                             k: stream.get(k) for k in ("current_delay_ms", "target_delay_ms", "jitter_ms", "received",
                                                        "lost", "recovered_fec", "concealed", "late", "playout_rate")}
+                    s["speaker_queue_ms"] = c.get("speaker_queue_ms")
                     s["playback"] = c.get("playback_device")
                     s["capture"] = c.get("capture_device")
                     s["faults"] = c.get("faults")

@@ -51,6 +51,29 @@ def pre_fault_delay(soak, s, r, t):
     return float(np.median(d)) if len(d) >= 3 else None
 
 
+def sampled_median(soak, receiver, t0, t1, read):
+    """The median of a figure read from the receiver's status samples between t0 and t1."""
+    values = [read(x) for x in soak.samples if x["peer"] == receiver and t0 <= x["t"] < t1]
+    values = [v for v in values if v is not None]
+    return float(np.median(values)) if values else None
+
+
+def where_the_delay_went(soak, s, r, before, after):
+    """The receiver's two parts of the delay it can see, before the fault and after it: the
+    jitter buffer's target for this sender and the speaker's queue."""
+    def target(x):
+        return x.get("streams", {}).get(s, {}).get("target_delay_ms")
+
+    def queue(x):
+        return x.get("speaker_queue_ms")
+
+    parts = []
+    for name, read in (("jitter-buffer target", target), ("speaker queue", queue)):
+        pre, post = (sampled_median(soak, r, t0, t1, read) for t0, t1 in (before, after))
+        parts.append(f"{name} {fmt(pre)} → {fmt(post)} ms")
+    return f"at {r}: " + ", ".join(parts)
+
+
 def first_heard(soak, s, r, since):
     """When the first click from s heard at r after `since` reached r's speaker."""
     for e in events(soak, s, r, since - probes.MAX_DELAY):
@@ -104,7 +127,8 @@ def judge(soak, error):
                     break
             recov.append(t_rec)
             if dev > DELAY_TOL_MS:
-                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {min(heard):.1f}–{max(heard):.1f} ms")
+                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {min(heard):.1f}–{max(heard):.1f} ms "
+                             f"({where_the_delay_went(soak, s, r, (f['began'] - 16.0, f['began'] - 1.0), (c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0))})")
         known = [x for x in recov if x is not None]
         figure = (f"worst deviation 5–10 s after clean {max(worst):.1f} ms; back within {DELAY_TOL_MS:g} ms after "
                   f"{max(known):.1f} s (slowest pair)" if worst and known else "")

@@ -63,7 +63,10 @@ def plots(out, soak):
                    if sender in s["streams"] and s["streams"][sender].get("target_delay_ms") is not None]
             if pts:
                 axes[4].plot(*zip(*pts), color=COLORS[sender], lw=0.8)
-    axes[4].set_ylabel("jitter-buffer target (ms)\n(colour: sender)")
+        queue = [((s["t"] - soak.t_start) / 60, s["speaker_queue_ms"]) for s in ss if s.get("speaker_queue_ms") is not None]
+        if queue:
+            axes[4].plot(*zip(*queue), "--", color=COLORS[r], lw=0.8)
+    axes[4].set_ylabel("jitter-buffer target (ms)\n(colour: sender)\nspeaker queue (--, colour: receiver)")
     axes[4].set_xlabel("minutes into the call (grey: a fault in progress)")
     for ax in axes[:4]:
         ax.legend(loc="upper right", fontsize=7, ncol=3)
@@ -106,7 +109,7 @@ def write(out, soak, results, meta):
         "talks through its own `intercom relay` on loopback; a link profile change restarts the relays on the same ports. "
         "Click probes: each microphone gets a 10 ms chirp every 0.6 s, in its own band and time slot; each other speaker "
         "is searched for it (matched filter, up to 0.58 s later). Every 2 s: RSS, descriptors, threads and CPU from "
-        "/proc, and `intercom status --json` (per-sender delay, jitter-buffer target, counters).", "",
+        "/proc, and `intercom status --json` (per-sender delay, jitter-buffer target, counters; the speaker queue).", "",
     ]
     for n in soak.notes:
         lines.append(f"- note: {n}")
