@@ -38,7 +38,7 @@ public final class CallDiscovery: @unchecked Sendable {
         }
         discovery = try ServiceDiscovery(announcing: announcement) { event in
             switch event {
-            case .appeared(let peer), .updated(let peer):
+            case .appeared(let peer), .updated(let peer), .confirmed(let peer):
                 guard !peer.isPairing, let address = Self.preferredAddress(of: peer) else { return }
                 guard Self.isPaired(peer, security: security) else {
                     if case .appeared = event {

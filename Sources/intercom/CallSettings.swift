@@ -44,17 +44,18 @@ struct ConfigurableSetting<Options> {
 
     /// A setting whose value in use, `shown`, falls back to a default.
     init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown?>) {
-        self.path = path
-        isGiven = { $0[keyPath: property] != nil }
-        fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
-        self.shown = { $0[keyPath: shown]?.configurationValue }
+        self.init(path, property, showing: { $0[keyPath: shown]?.configurationValue })
     }
 
     init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown>) {
+        self.init(path, property, showing: { $0[keyPath: shown].configurationValue })
+    }
+
+    private init<Value>(_ path: String, _ property: WritableKeyPath<Options, Value?>, showing: @escaping (Options) -> ConfigurationText.Value?) {
         self.path = path
         isGiven = { $0[keyPath: property] != nil }
         fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
-        self.shown = { $0[keyPath: shown].configurationValue }
+        shown = showing
     }
 
     /// A repeatable option: the command line's list replaces the file's.

@@ -214,13 +214,16 @@ class DiscoveryPair:
 
     def rediscovery(self, restart):
         """Seconds from the restarted avahi-daemon running again to each side's first
-        `appeared` event for the other after the restart began (None: never)."""
+        `appeared` or `confirmed` event for the other after the restart began (None: never):
+        the side whose daemon restarted keeps the peer it knew and confirms it when the new
+        daemon resolves it again; the other side sees it leave and appear again."""
         out = {}
         for h, o in (("h1", "h2"), ("h2", "h1")):
             t = None
             for e in self.events(h):
                 at = e.get("at_nanoseconds")
-                if (e.get("event") == "appeared" and e.get("peer", {}).get("name") == self.names[o] and at is not None
+                if (e.get("event") in ("appeared", "confirmed") and e.get("peer", {}).get("name") == self.names[o]
+                        and at is not None
                         and at / 1e9 >= restart["began"]):
                     t = at / 1e9 - restart["ended"]
                     break

@@ -174,7 +174,7 @@ def judge(soak, error):
                 ok = all(v is not None and v <= REDISCOVERY_S for v in red.values())
                 out.append(result(f"rediscovery after avahi-daemon restart in {f['host']}",
                                   ", ".join(f"{k} after {fmt(v, 2)} s" for k, v in red.items()), ok,
-                                  "the `appeared` event of each side of the LAN lab's discovery pair, counted from "
+                                  "the `appeared` (or, where avahi-daemon restarted, `confirmed`) event of each side of the LAN lab's discovery pair, counted from "
                                   f"the restarted avahi-daemon running again, ≤ {REDISCOVERY_S:g} s"))
         if f["kind"] == "reload" and "signalled_at" in f:
             p = f["peer"]

@@ -44,6 +44,8 @@ public struct DiscoveredPeerTable: Sendable {
         var instances: [ServiceInstance: Sighting] = [:]
         /// The peer as last reported to the owner; nil while not reported.
         var reported: DiscoveredPeer?
+        /// Reported before avahi-daemon went away, and not resolved again since it came back.
+        var awaitsConfirmation = false
     }
 
     private struct Sighting {
@@ -85,7 +87,10 @@ public struct DiscoveredPeerTable: Sendable {
     public mutating func instanceResolved(_ instance: ServiceInstance, _ resolution: ServiceResolution, now: UInt64) -> DiscoveryEvent? {
         guard hasRoom(for: instance) else { return nil }
         services[instance.serviceName, default: Service()].instances[instance] = Sighting(resolution: resolution, resolvedAt: now)
-        return reconcile(instance.serviceName, now: now)
+        let event = reconcile(instance.serviceName, now: now)
+        guard services[instance.serviceName]?.awaitsConfirmation == true else { return event }
+        services[instance.serviceName]?.awaitsConfirmation = false
+        return event ?? services[instance.serviceName]?.reported.map(DiscoveryEvent.confirmed)
     }
 
     /// The browser reported an instance gone (a goodbye, or its records expired).
@@ -99,6 +104,7 @@ public struct DiscoveredPeerTable: Sendable {
     public mutating func markAllStale() {
         services = services.mapValues { service in
             var service = service
+            service.awaitsConfirmation = service.reported != nil
             service.instances = service.instances.mapValues { Sighting(resolution: $0.resolution, resolvedAt: $0.resolvedAt, isStale: true) }
             return service
         }

@@ -4,6 +4,9 @@ public enum DiscoveryEvent: Equatable, Sendable {
     case appeared(DiscoveredPeer)
     /// A known peer's addresses, host or TXT record changed.
     case updated(DiscoveredPeer)
+    /// A peer known before avahi-daemon went away was resolved again, as it was, once the
+    /// daemon answered: discovery works again and the peer never left.
+    case confirmed(DiscoveredPeer)
     /// A peer's service was withdrawn (an mDNS goodbye, or its records expired), or it was
     /// not found again after avahi-daemon came back. Carries the last thing known of it.
     case disappeared(DiscoveredPeer)

@@ -89,6 +89,9 @@ public struct DiscoveryEventLine: Codable, Sendable {
         case .updated(let peer):
             self.init(event: "updated", startedAt: startedAt)
             self.peer = PeerListing(peer, startedAt: startedAt, now: now)
+        case .confirmed(let peer):
+            self.init(event: "confirmed", startedAt: startedAt)
+            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
         case .disappeared(let peer):
             self.init(event: "disappeared", startedAt: startedAt)
             self.peer = PeerListing(peer, startedAt: startedAt, now: now)

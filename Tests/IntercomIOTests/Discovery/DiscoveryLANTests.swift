@@ -104,13 +104,14 @@ struct DiscoveryLANTests {
         // …so alice finds bob again (having seen it leave with the old daemon's goodbye)…
         let foundAgain = try #require(alice.waitFor("appeared", of: "bob", after: restartedAt, seconds: 5))
         print("discovery: after an avahi-daemon restart, republished in \(Double(republished.atNanoseconds - restartedAt) / 1e9) s, found again in \(Double(foundAgain.atNanoseconds - restartedAt) / 1e9) s")
-        // …and bob browses again: it finds a newcomer, and still knows alice once its new
-        // browser has had time to confirm what the old one found.
+        // …and bob browses again: its new browser confirms alice, whom it never let go…
+        let confirmed = try #require(bob.waitFor("confirmed", of: "alice", after: restartedAt, seconds: 5))
+        print("discovery: the restarted side confirmed its peer in \(Double(confirmed.atNanoseconds - restartedAt) / 1e9) s")
+        let aliceAtBob = bob.lines.filter { $0.peer?.name == "alice" }
+        #expect(!aliceAtBob.contains { $0.event == "disappeared" }, "bob lost alice: \(aliceAtBob.map(\.event))")
+        // …and finds a newcomer.
         let carol = try Announcer(lab, host: 1, name: "carol")
         try #require(bob.waitFor("appeared", of: "carol", after: restartedAt, seconds: 5) != nil)
-        usleep(1_500_000)
-        let aliceAtBob = bob.lines.filter { $0.peer?.name == "alice" }
-        #expect(aliceAtBob.last?.event != "disappeared", "bob lost alice: \(aliceAtBob.map(\.event))")
 
         #expect(bob.lines.filter { $0.event == "daemon_unavailable" }.count <= 1)
         #expect(carol.stop() == 0)

@@ -88,6 +88,21 @@ struct DiscoveryPeerTableTests {
         #expect(gone.serviceName == "carol")
         #expect(table.peers.map(\.serviceName) == ["bob"])
         #expect(table.removeStale().isEmpty)
+
+        // Resolved again as it was: confirmed once (discovery works again), then quiet.
+        guard case .confirmed(let back)? = table.instanceResolved(instance("bob"), resolution(otherID), now: 5) else {
+            Issue.record("expected confirmed"); return
+        }
+        #expect(back.serviceName == "bob" && back.firstSeenNanoseconds == 1 && back.lastSeenNanoseconds == 5)
+        #expect(table.instanceResolved(instance("bob"), resolution(otherID), now: 6) == nil)
+        // A peer that changed while the daemon was away is updated, not confirmed.
+        table.markAllStale()
+        table.instanceFound(instance("bob"))
+        guard case .updated(let changed)? = table.instanceResolved(instance("bob"), resolution(otherID, ptime: "20"), now: 7) else {
+            Issue.record("expected updated"); return
+        }
+        #expect(changed.txt["ptime"] == "20")
+        #expect(table.instanceResolved(instance("bob"), resolution(otherID, ptime: "20"), now: 8) == nil)
     }
 
     @Test func aFloodOfAnnouncedServicesIsBounded() {
