@@ -292,23 +292,19 @@ EVIDENCE = {
 }
 
 
+FAULT_NAMES = {
+    "link": lambda f: f.get("label") or f"link {f['profile']} for {f['hold']} s",
+    "skew": lambda f: f"{f['peer']}'s clock {f['ppm']:+d} ppm for {f['hold']:.0f} s",
+    "kill": lambda f: f"SIGKILL of {f['peer']}",
+    "leave": lambda f: f"SIGTERM of {f['peer']}",
+    "unplug": lambda f: f"{f['device']} removed for {f['down']} s",
+    "avahi": lambda f: f"avahi-daemon restart in {f['host']}",
+    "reload": lambda f: f"SIGHUP of {f['peer']}",
+}
+
+
 def fault_name(f):
-    k = f["kind"]
-    if k == "link":
-        return f.get("label") or f"link {f['profile']} for {f['hold']} s"
-    if k == "skew":
-        return f"{f['peer']}'s clock {f['ppm']:+d} ppm for {f['hold']:.0f} s"
-    if k == "kill":
-        return f"SIGKILL of {f['peer']}"
-    if k == "leave":
-        return f"SIGTERM of {f['peer']}"
-    if k == "unplug":
-        return f"{f['device']} removed for {f['down']} s"
-    if k == "avahi":
-        return f"avahi-daemon restart in {f['host']}"
-    if k == "reload":
-        return f"SIGHUP of {f['peer']}"
-    return k
+    return FAULT_NAMES.get(f["kind"], lambda f: f["kind"])(f)
 
 
 def fmt(v, nd=1):

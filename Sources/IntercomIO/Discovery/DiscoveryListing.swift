@@ -83,17 +83,14 @@ public struct DiscoveryEventLine: Codable, Sendable {
     public init(_ discoveryEvent: DiscoveryEvent, startedAt: UInt64) {
         let now = SystemClock.monotonicNanoseconds()
         switch discoveryEvent {
-        case .appeared(let peer):
-            self.init(event: "appeared", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .updated(let peer):
-            self.init(event: "updated", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .confirmed(let peer):
-            self.init(event: "confirmed", startedAt: startedAt)
-            self.peer = PeerListing(peer, startedAt: startedAt, now: now)
-        case .disappeared(let peer):
-            self.init(event: "disappeared", startedAt: startedAt)
+        case .appeared(let peer), .updated(let peer), .confirmed(let peer), .disappeared(let peer):
+            let event = switch discoveryEvent {
+            case .appeared: "appeared"
+            case .updated: "updated"
+            case .confirmed: "confirmed"
+            default: "disappeared"
+            }
+            self.init(event: event, startedAt: startedAt)
             self.peer = PeerListing(peer, startedAt: startedAt, now: now)
         case .published(let serviceName):
             self.init(event: "published", name: serviceName, startedAt: startedAt)
