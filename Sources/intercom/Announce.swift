@@ -41,23 +41,12 @@ struct Announce: ParsableCommand {
             throw ValidationError("\(error)")
         }
 
-        let stopRequested = DispatchSemaphore(value: 0)
-        let signalSources = [SIGINT, SIGTERM].map { number in
-            // Dispatch sees the signal only once its default action (exit) is off.
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stopRequested.signal() }
-            source.resume()
-            return source
-        }
-        defer { signalSources.forEach { $0.cancel() } }
-
         let startedAt = SystemClock.monotonicNanoseconds()
         DiscoveryEventLine(event: "started", name: announcement.name, id: peerID.description, startedAt: startedAt).write()
         let discovery = try ServiceDiscovery(announcing: announcement) { event in
             DiscoveryEventLine(event, startedAt: startedAt).write()
         }
-        _ = stopRequested.wait(timeout: .now() + duration)
+        waitForStopSignal(seconds: duration)
         discovery.stop()
         var stopped = DiscoveryEventLine(event: "stopped", startedAt: startedAt)
         stopped.timeToFirstPeerSeconds = discovery.nanosecondsToFirstPeer.map { MediaTime.seconds(nanoseconds: Double($0)) }

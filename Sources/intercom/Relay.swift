@@ -3,7 +3,7 @@ import IntercomCore
 import IntercomIO
 
 /// `intercom relay`: a simulated network between two peers, for tests and benchmarks.
-struct Relay: AsyncParsableCommand {
+struct Relay: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Relay UDP between two peers through a simulated network (loss, delay, jitter, reordering).",
         discussion: """
@@ -28,10 +28,10 @@ struct Relay: AsyncParsableCommand {
     @Option(name: .customLong("network-back"), help: "The network from B to A (default: the same as --network).")
     var networkBack: String?
 
-    @Option(help: ArgumentHelp("Stop after this many seconds.", valueName: "SECONDS"))
+    @Option(help: ArgumentHelp("Stop after this many seconds (or on SIGINT/SIGTERM).", valueName: "SECONDS"))
     var duration: Double?
 
-    func run() async throws {
+    func run() throws {
         let relay = try ImpairmentRelay(.init(
             peerB: try address(peerB, "--peer-b"),
             aToB: try profile(network, "--network"),
@@ -40,11 +40,7 @@ struct Relay: AsyncParsableCommand {
             sideBBind: try address(listenB, "--listen-b")
         ))
         print("relaying \(relay.sideAAddress) → \(peerB) with '\(network)'")
-        if let duration {
-            try? await Task.sleep(for: .seconds(duration))
-        } else {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-        }
+        waitForStopSignal(seconds: duration)
         relay.stop()
         for direction in ImpairmentRelay.Direction.allCases {
             let c = relay.counters(direction)

@@ -14,6 +14,21 @@ import TestSupport
         #expect(printed.output.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
     }
 
+    /// A shell starts background jobs with SIGINT ignored, and the soak and the benchmark stop
+    /// their relays with it: the relay stops on SIGINT and SIGTERM whatever it inherited, and
+    /// says what it relayed.
+    @Test(arguments: [SIGINT, SIGTERM]) func theRelayStopsOnASignalItInheritedIgnored(signal: Int32) async throws {
+        let (port, otherPort) = (freeUDPPort(), freeUDPPort())
+        let relay = try ChildProcess("/bin/sh", [
+            "-c", "trap '' INT TERM; exec \"$0\" relay --listen-a 127.0.0.1:\(port) --listen-b 127.0.0.1:\(otherPort) --peer-b 127.0.0.1:9 --network wifi",
+            ChildProcess.intercomPath,
+        ])
+        #expect(try await offTheRunner { waitForUDPListener(port: port) })
+        relay.signal(signal)
+        #expect(try await relay.finished(within: 3) == 0, "\(relay.standardError)")
+        #expect(relay.standardOutput.contains("received"), "\(relay.standardOutput)")
+    }
+
     @Test func theIdentityOptionStandsBeforeOrAfterTheSubcommand() throws {
         let state = temporaryPath("cli-state")
         let before = spawnAndWait([ChildProcess.intercomPath, "--state-dir", state, "paired"])

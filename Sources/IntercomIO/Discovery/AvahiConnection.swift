@@ -21,7 +21,7 @@ final class AvahiConnection {
     init(api: UnsafePointer<AvahiPoll>, state: DiscoveryState, announcement: ServiceAnnouncement?) {
         self.api = api
         self.state = state
-        browser = AvahiPeerBrowser(state: state)
+        browser = AvahiPeerBrowser(api: api, state: state)
         publisher = announcement.map { AvahiServicePublisher(announcement: $0, state: state) }
     }
 
@@ -34,6 +34,7 @@ final class AvahiConnection {
     /// the daemon then withdraws with an mDNS goodbye) and the timer.
     func close() {
         connectTimer.cancel()
+        browser.close()
         if let client { avahi_client_free(client) }
         client = nil
     }

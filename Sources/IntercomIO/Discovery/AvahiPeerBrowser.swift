@@ -8,8 +8,16 @@ final class AvahiPeerBrowser {
     private var browser: OpaquePointer?
     private var resolvers: [ServiceInstance: OpaquePointer] = [:]
 
-    init(state: DiscoveryState) {
+    /// Drops what the browser before a daemon restart found and this one has not found again.
+    private let staleTimer: AvahiTimer
+    /// How long after a new browser's first "all for now" the peers it has not found again are
+    /// let go: a daemon that has just started says "all for now" when its empty cache is
+    /// exhausted, about a second in, before every peer's answer has arrived on a busy host.
+    static let staleGraceMilliseconds: UInt32 = 3_000
+
+    init(api: UnsafePointer<AvahiPoll>, state: DiscoveryState) {
         self.state = state
+        staleTimer = AvahiTimer(api: api) { state.update { table in table.removeStale() } }
     }
 
     /// Starts browsing if not browsing yet; call once the client reaches the daemon.
@@ -28,9 +36,15 @@ final class AvahiPeerBrowser {
         }
     }
 
+    /// Frees the timer while the event loop it belongs to still exists.
+    func close() {
+        staleTimer.cancel()
+    }
+
     /// The client is gone with its browser and resolvers; what they found is kept, marked
     /// stale, until the next browser confirms or drops it.
     func connectionLost() {
+        staleTimer.cancel()
         browser = nil
         resolvers = [:]
         state.update { table in
@@ -63,7 +77,7 @@ final class AvahiPeerBrowser {
             }
             state.update { table in table.instanceRemoved(instance).map { [$0] } ?? [] }
         case AVAHI_BROWSER_ALL_FOR_NOW:
-            state.update { table in table.removeStale() }
+            staleTimer.schedule(afterMilliseconds: Self.staleGraceMilliseconds)
         case AVAHI_BROWSER_FAILURE:
             let error = AvahiError(code: avahi_client_errno(avahi_service_browser_get_client(browser)))
             state.report(.failed(.browsingFailed(error)))
