@@ -74,6 +74,18 @@ def where_the_delay_went(soak, s, r, before, after):
     return f"at {r}: " + ", ".join(parts)
 
 
+def recovery_time(evs, pre, clean_at):
+    """Seconds from the links being clean to the first click from which on the median of every
+    five clicks heard in a row stays within the tolerance of `pre`; None if it never does."""
+    heard = [e for e in evs if e["heard"]]
+    medians = [float(np.median([x["delay_ms"] for x in heard[i:i + 5]])) for i in range(len(heard) - 4)]
+    for i in range(len(medians)):
+        if all(abs(m - pre) <= DELAY_TOL_MS for m in medians[i:]):
+            e = heard[i]
+            return max(0.0, e["t"] + e["delay_ms"] / 1000 - clean_at)
+    return None
+
+
 def first_heard(soak, s, r, since):
     """When the first click from s heard at r after `since` reached r's speaker."""
     for e in events(soak, s, r, since - probes.MAX_DELAY):
@@ -115,28 +127,25 @@ def judge(soak, error):
                 fails.append(f"{s}→{r}: pre-fault {fmt(pre)} ms, {len(heard)} of {len(post)} clicks heard 5–10 s "
                              "after clean")
                 continue
-            dev = max(abs(d - pre) for d in heard)
+            # The delay is the clicks' median: one click varies by ±8 ms around it on a calm
+            # link (capture and playback periods, the frame a click falls in), so "every click
+            # within 10 ms" would fail about one calm window in a hundred.
+            dev = abs(float(np.median(heard)) - pre)
             worst.append(dev)
-            # Recovery time: from clean to the first click after which every click until
-            # clean + 12 s is within the tolerance.
-            later = [e for e in events(soak, s, r, c - 1.0, c + 12.0)]
-            t_rec = None
-            for i, e in enumerate(later):
-                if all(x["heard"] and abs(x["delay_ms"] - pre) <= DELAY_TOL_MS for x in later[i:]):
-                    t_rec = max(0.0, e["t"] + e["delay_ms"] / 1000 - c) if e["heard"] else None
-                    break
-            recov.append(t_rec)
+            recov.append(recovery_time(events(soak, s, r, c - 1.0, c + 12.0), pre, c))
             if dev > DELAY_TOL_MS:
-                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {min(heard):.1f}–{max(heard):.1f} ms "
-                             f"({where_the_delay_went(soak, s, r, (f['began'] - 16.0, f['began'] - 1.0), (c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0))})")
+                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {float(np.median(heard)):.1f} ms "
+                             f"(clicks {min(heard):.1f}–{max(heard):.1f} ms; "
+                             f"{where_the_delay_went(soak, s, r, (f['began'] - 16.0, f['began'] - 1.0), (c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0))})")
         known = [x for x in recov if x is not None]
-        figure = (f"worst deviation 5–10 s after clean {max(worst):.1f} ms; back within {DELAY_TOL_MS:g} ms after "
-                  f"{max(known):.1f} s (slowest pair)" if worst and known else "")
+        figure = (f"largest change of the median 5–10 s after clean {max(worst):.1f} ms"
+                  + (f"; back within {DELAY_TOL_MS:g} ms after {max(known):.1f} s (slowest pair)" if len(known) == len(recov)
+                     else f"; {len(recov) - len(known)} pairs not back within {DELAY_TOL_MS:g} ms by 12 s") if worst else "")
         if fails:
             figure += ("; " if figure else "") + "; ".join(fails)
         out.append(result(f"delay back after {fault_name(f)}", figure, not fails,
-                          f"each sender→receiver's click delay, every click heard 5–10 s after the links were clean "
-                          f"again, within {DELAY_TOL_MS:g} ms of its median over the 15 s before the fault"))
+                          f"each sender→receiver's click delay, the median of the clicks heard 5–10 s after the links "
+                          f"were clean again, within {DELAY_TOL_MS:g} ms of its median over the 15 s before the fault"))
         if f["kind"] == "skew":
             out.append(skew_result(soak, f, pairs))
 

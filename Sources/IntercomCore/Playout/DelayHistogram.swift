@@ -46,6 +46,13 @@ struct DelayHistogram: Sendable {
         }
     }
 
+    /// Shrinks the weight of every sample so far to `share` of it (0 < share ≤ 1), so what
+    /// comes next soon outweighs them.
+    mutating func forget(keeping share: Double) {
+        sampleWeight /= share
+        if sampleWeight > 1e100 { rescale() }
+    }
+
     private mutating func rescale() {
         for bucket in weights.indices { weights[bucket] /= sampleWeight }
         totalWeight /= sampleWeight

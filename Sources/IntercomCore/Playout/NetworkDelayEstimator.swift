@@ -1,41 +1,58 @@
 /// Decides how much relative arrival delay the jitter buffer must absorb.
 ///
 /// Two views are combined: a high quantile of a slowly forgetting histogram (the steady jitter),
-/// and a peak for sudden late spikes that then decays. A spike raises the peak only once it
-/// recurs: one stall of the sender, the network or a host delays a whole burst of packets
-/// together, and following it would stretch the delay for every frame after it to save the few
-/// frames of that burst. The peak therefore jumps to the smaller of the two largest recent
-/// bursts: the second late burst is absorbed at once, a single one is concealed.
+/// and the peak of late bursts that recur (`RecurringLateness`), which then decays.
 ///
 /// Both views forget slowly (a lone stall stays a small share of what they remember, and jitter
-/// that pauses and comes back still has its budget). Once arrivals are calm, every delay of the
-/// last half second or so well below the budget (the link became clean), the budget is capped
-/// by a ceiling that holds for `calmTimeConstant` and then comes down within a few more to
-/// twice the largest recent delay plus `calmMargin`: the delay returns to what the clean link
-/// needs within seconds. The first late arrival lifts the cap, back to everything the views
-/// remember. On a link that stays clean the ceiling never bites (the largest recent delay,
-/// doubled, is already above the quantile), so the delay there does not move.
+/// that pauses and comes back still has its budget). Arrivals are calm when the typical recent
+/// delay (the median of the last half second or so) is well below the budget: the link became
+/// clean. Lone stalls, as a busy host has, do not move that median. While calm, the budget is
+/// capped by a ceiling that holds for `calmTimeConstant` and then comes down within a few more
+/// to what the calm link itself needs: twice its typical delay plus `calmMargin`, and the late
+/// bursts that recurred since the calm began. After `forgetAfterCalm` calm time constants the
+/// late spell is over: the views keep only a trace of it and take what the calm taught them,
+/// so the delay is back to what the clean link needs within seconds. If lateness comes back
+/// before (the jitter only paused), the typical delay rises and the cap goes, back to everything
+/// the views remember. On a link that stays clean the ceiling does not bite (its own needs are
+/// what the views remember), so the delay there does not move.
 struct NetworkDelayEstimator: Sendable {
+    /// A spell of calm arrivals.
+    private struct Calm: Sendable {
+        /// How much media the calm has lasted.
+        var duration: UInt64 = 0
+        /// The cap on the budget.
+        var ceiling: Double
+        /// Late bursts that recurred since the calm began.
+        var lateness = RecurringLateness()
+        /// Whether the late spell before the calm has been forgotten.
+        var forgotten = false
+    }
+
     private var histogram: DelayHistogram
+    /// The recent delays, forgotten within about `calmTimeConstant / 2`; their median is the
+    /// typical recent delay.
+    private var recent: DelayHistogram
     private let historyTimeConstant: UInt64
     private let peakTimeConstant: UInt64
     private let calmTimeConstant: UInt64
-    /// The largest recent delay, decaying with a time constant of `calmTimeConstant / 2`.
-    private var recentLargest: Double = 0
-    /// While arrivals are calm: for how much media, and the ceiling on the budget.
-    private var calm: (duration: UInt64, ceiling: Double)?
-    /// What the ceiling keeps above twice the largest recent delay.
+    private var calm: Calm?
+    /// Calm time constants after which the late spell is forgotten.
+    private static let forgetAfterCalm: UInt64 = 2
+    /// What the views keep of a forgotten late spell: a trace, soon outweighed by the calm link.
+    private static let keptShareOfLateSpell = 0.01
+    /// Media still to come during which playout may catch up with a budget that came down when
+    /// a late spell was forgotten (the ceiling no longer holds it below the views then).
+    private var catchingUpLeft: UInt64 = 0
+    /// What the ceiling keeps above twice the typical recent delay.
     private static let calmMargin = Double(MediaTime.nanoseconds(.milliseconds(5)))
     private let largestUsefulDelay: UInt64
-    private var peak: Double = 0
-    /// The largest delay of an earlier burst, decaying like the peak; a new burst that also
-    /// comes late confirms it.
-    private var earlierBurst: Double = 0
+    private var lateness = RecurringLateness()
     /// The burst of arrivals going on: its largest delay, and when its last packet arrived.
     private var burst: (largestDelay: Double, lastArrival: UInt64)?
 
     init(quantile: Double, historyTimeConstant: UInt64, peakTimeConstant: UInt64, calmTimeConstant: UInt64, largestUsefulDelay: UInt64) {
         histogram = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: quantile)
+        recent = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: 0.5)
         self.historyTimeConstant = historyTimeConstant
         self.peakTimeConstant = peakTimeConstant
         self.calmTimeConstant = calmTimeConstant
@@ -44,8 +61,9 @@ struct NetworkDelayEstimator: Sendable {
 
     /// The delay to budget for, in nanoseconds; updated as packets arrive, so reading it is cheap.
     private(set) var budget: UInt64 = 0
-    /// Whether the calm ceiling holds the budget below what the views remember: the link
-    /// became clean after a spell of lateness, and the delay should follow it down now.
+    /// Whether the budget came down because the link became clean after a spell of lateness
+    /// (the calm ceiling holds it, or the spell was just forgotten): the delay should follow it
+    /// down now.
     private(set) var isCalmedDown = false
 
     /// Records one packet's relative delay and its arrival time (nanoseconds, receiver's clock);
@@ -58,36 +76,56 @@ struct NetworkDelayEstimator: Sendable {
         guard relativeDelay <= largestUsefulDelay else { return }
         let delay = Double(relativeDelay)
         histogram.add(relativeDelay, retention: Self.retention(frameDuration, timeConstant: historyTimeConstant))
+        recent.add(relativeDelay, retention: Self.retention(frameDuration, timeConstant: calmTimeConstant / 2))
         let peakRetention = Self.retention(frameDuration, timeConstant: peakTimeConstant)
-        peak *= peakRetention
-        earlierBurst *= peakRetention
+        lateness.decay(peakRetention)
+        calm?.lateness.decay(peakRetention)
         if let current = burst, arrival >= current.lastArrival, arrival - current.lastArrival <= frameDuration / 2 {
             burst = (max(current.largestDelay, delay), arrival)
         } else {
-            if let finished = burst { earlierBurst = max(earlierBurst, finished.largestDelay) }
+            if let ended = burst {
+                lateness.burstEnded(largestDelay: ended.largestDelay)
+                calm?.lateness.burstEnded(largestDelay: ended.largestDelay)
+            }
             burst = (delay, arrival)
         }
-        peak = max(peak, min(burst!.largestDelay, earlierBurst))
-        let remembered = max(Double(histogram.quantile), peak)
-        recentLargest = max(delay, recentLargest * Self.retention(frameDuration, timeConstant: calmTimeConstant / 2))
-        let ceiling = calmCeiling(remembered: remembered, frameDuration: frameDuration)
-        isCalmedDown = ceiling < remembered
+        lateness.burstReached(burst!.largestDelay)
+        calm?.lateness.burstReached(burst!.largestDelay)
+        let ceiling = calmCeiling(frameDuration: frameDuration)
+        let remembered = self.remembered
+        catchingUpLeft -= min(catchingUpLeft, frameDuration)
+        isCalmedDown = ceiling < remembered || catchingUpLeft > 0
         budget = UInt64(min(remembered, ceiling))
     }
 
-    /// The cap on the budget while arrivals are calm; infinite otherwise.
-    private mutating func calmCeiling(remembered: Double, frameDuration: UInt64) -> Double {
-        guard recentLargest < remembered / 2 else {
+    /// What the two views remember.
+    private var remembered: Double { max(Double(histogram.quantile), lateness.peak) }
+
+    /// The cap on the budget while arrivals are calm; infinite otherwise. Forgets the late
+    /// spell once the calm has lasted.
+    private mutating func calmCeiling(frameDuration: UInt64) -> Double {
+        let typical = Double(recent.quantile)
+        guard typical < remembered / 4 else {
             calm = nil
             return .infinity
         }
-        var (duration, ceiling) = calm ?? (0, remembered)
-        duration += frameDuration
-        if duration > calmTimeConstant {
-            ceiling = max(2 * recentLargest + Self.calmMargin, ceiling * Self.retention(frameDuration, timeConstant: calmTimeConstant))
+        var current = calm ?? Calm(ceiling: remembered)
+        current.duration += frameDuration
+        if current.duration <= calmTimeConstant {
+            // Lateness that is still growing is no late spell that ended.
+            current.ceiling = max(current.ceiling, remembered)
+        } else {
+            let needed = max(2 * typical + Self.calmMargin, current.lateness.peak)
+            current.ceiling = max(needed, current.ceiling * Self.retention(frameDuration, timeConstant: calmTimeConstant))
         }
-        calm = (duration, ceiling)
-        return ceiling
+        if !current.forgotten, current.duration > Self.forgetAfterCalm * calmTimeConstant {
+            histogram.forget(keeping: Self.keptShareOfLateSpell)
+            lateness.forget(keeping: Self.keptShareOfLateSpell, takingOn: current.lateness)
+            current.forgotten = true
+            catchingUpLeft = Self.forgetAfterCalm * calmTimeConstant
+        }
+        calm = current
+        return current.ceiling
     }
 
     /// First-order decay factor for one step of `step` with the given time constant.

@@ -114,6 +114,44 @@ struct JitterAdaptationTests {
         #expect(delayAtSecond[frames / 100 - 1]! + 5 * millisecond >= before, "below the clean link's delay")
     }
 
+    /// A clean link on a busy machine is clean but for stalls: now and then the receiving
+    /// thread is held up for 20 ms and the packets of that time arrive together. A lone stall
+    /// after a spell of loss and jitter must not bring back the spell's budget: the delay is
+    /// still within 10 ms of where it was before, all through 5-10 s after the link became clean.
+    @Test(arguments: [900 * millisecond, 1_300 * millisecond, 2_100 * millisecond])
+    func stallsOnTheCleanLinkAfterLossAndJitterDoNotKeepTheDelayUp(stallEvery: UInt64) {
+        let (onset, calm, frames) = (1_500, 3_500, 5_500)
+        let packets = FakeSender().packets(slots: frames)
+        let clock = ReceiverClock()
+        let steady = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 3 * millisecond, protectedEnds: 0)
+        let impaired = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 30 * millisecond, loss: .random(rate: 0.1), protectedEnds: 0)
+        let phases = [
+            NetworkRun(packets: Array(packets[..<onset]), conditions: steady, clock: clock, seed: 8),
+            NetworkRun(packets: Array(packets[onset..<calm]), conditions: impaired, clock: clock, seed: 9),
+            NetworkRun(packets: Array(packets[calm...]), conditions: steady, clock: clock, seed: 10),
+        ]
+        let stallLength = 20 * millisecond
+        let deliveries = phases.flatMap(\.deliveries).map { delivery in
+            // Whatever arrives during a stall is taken in when it ends.
+            let intoStall = (delivery.arrival - clock.offset) % stallEvery
+            guard intoStall < stallLength else { return delivery }
+            return Delivery(arrival: delivery.arrival - intoStall + stallLength, packet: delivery.packet)
+        }.sorted { ($0.arrival, $0.packet.index) < ($1.arrival, $1.packet.index) }
+        let stream = ReceiveStream(decoder: ConstantLevelDecoder(level: 0.001), rateAdjuster: LinearRateAdjuster())
+        var delays: [Int: UInt64] = [:]
+        PlayoutSimulation().run(stream, deliveries: deliveries, pulls: frames + 20, afterPull: { pull in
+            delays[pull.index] = stream.statistics.currentDelay
+        })
+        let before = (onset - 500..<onset).map { delays[$0]! }.sorted()[250]
+        let impairedDelay = delays[calm]!
+        #expect(impairedDelay >= before + 12 * millisecond, "the delay never grew: \(before) → \(impairedDelay)")
+        let afterwards = (calm + 500..<calm + 1_000).map { delays[$0]! }
+        let worst = afterwards.max()!
+        let byHalfSecond = stride(from: calm - 100, to: calm + 1_000, by: 50).map { "\(($0 - calm) * 10) ms: \(delays[$0]! / millisecond)" }
+        #expect(worst <= before + 10 * millisecond, "\(before / millisecond) ms before, up to \(worst / millisecond) ms 5-10 s after: \(byHalfSecond)")
+        #expect(afterwards.min()! + 10 * millisecond >= before, "below the clean link's delay: \(byHalfSecond)")
+    }
+
     /// A link whose lateness keeps coming back (a late spike in one packet of fifty, as a busy
     /// host or Wi-Fi gives) is not calm: the delay settles where the spikes need it and stays
     /// there, rather than dropping between spikes and stretching again at the next.
