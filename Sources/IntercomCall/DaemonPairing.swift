@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IntercomIO
 import IntercomSecurity
 import Logging
@@ -47,16 +47,19 @@ public final class DaemonPairing: Sendable {
         let session = PairingSession(identity: identity, store: store, options: options, logger: logger) { [logger] line in
             logger.notice("pairing: \(line)")
         }
-        let thread = Thread { [self] in
-            let outcome: State
-            do {
-                outcome = .finished(try session.run())
-            } catch {
-                outcome = .failed("\(error)")
+        do {
+            try startDetachedThread(name: "pairing") { [self] in
+                let outcome: State
+                do {
+                    outcome = .finished(try session.run())
+                } catch {
+                    outcome = .failed("\(error)")
+                }
+                state.withLock { $0 = outcome }
             }
-            state.withLock { $0 = outcome }
+        } catch {
+            state.withLock { $0 = .failed("\(error)") }
         }
-        thread.start()
         return printed.map { "code: \($0)\n" } ?? "looking\n"
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import IntercomCore
 
 /// What `intercom status` shows of a running peer: the call's figures, and the settings and
@@ -53,7 +54,7 @@ public struct StatusReport: Codable, Sendable {
         lines.append(security.encrypted
             ? "encrypted  this device \(security.fingerprint ?? "?")  handshakes \(security.handshakes)  rekeys \(security.rekeys)  refused: \(security.authFailPackets) unauthentic, \(security.replayPackets) replayed, \(security.untrustedHandshakes) not paired, \(security.rateLimited) rate-limited"
             : "UNENCRYPTED: anyone on the LAN can listen")
-        lines.append(String(format: "microphone %.0f dBFS", 20 * log10(max(microphoneLevel, 1e-5))))
+        lines.append("microphone \((20 * log10(max(microphoneLevel, 1e-5))).fixed(0)) dBFS")
         for (role, xruns, device) in [("microphone", "overruns", call.captureDevice), ("speaker", "underruns", call.playbackDevice)] {
             guard let device, !device.open || device.faults > 0 || device.xruns > 0 else { continue }
             lines.append("\(role) '\(device.name)' \(device.open ? "open" : "MISSING")  faults \(device.faults)  recoveries \(device.recoveries)  \(xruns) \(device.xruns)")
@@ -69,7 +70,7 @@ public struct StatusReport: Codable, Sendable {
             var line = "peer \(TerminalText.sanitized(peer.name ?? "?"))  \(peer.address)\(peer.fingerprint.map { "  \($0)" } ?? "")  \(peer.origin)\(peer.talking ? "  talking" : "")"
             if let stream = peer.ssrc.flatMap({ streams[$0] }) {
                 let heard = max(1, stream.received + stream.lost)
-                line += String(format: "  loss %.1f%%  jitter %.1f ms  delay %.1f ms", Double(stream.lost) * 100 / Double(heard), stream.jitterMs, stream.currentDelayMs)
+                line += "  loss \((Double(stream.lost) * 100 / Double(heard)).fixed(1))%  jitter \(stream.jitterMs.fixed(1)) ms  delay \(stream.currentDelayMs.fixed(1)) ms"
             }
             lines.append(line)
         }

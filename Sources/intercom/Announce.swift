@@ -1,6 +1,6 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import FoundationEssentials
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -58,6 +58,6 @@ extension DiscoveryEventLine {
     /// Writes the line at once, unbuffered: tests read it while the process runs.
     func write() {
         guard let json = try? PeerListing.encoder.encode(self) else { return }
-        FileHandle.standardOutput.write(json + Data("\n".utf8))
+        StandardStream.output.write(String(decoding: json, as: UTF8.self) + "\n")
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -179,7 +180,7 @@ struct CallSettings {
     func warnIfUnencrypted(logger: Logger) {
         guard network.unencrypted else { return }
         let warning = "unencrypted: anyone on the LAN can listen to this call and talk into it (--unencrypted)"
-        FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+        StandardStream.error.write("warning: \(warning)\n")
         logger.warning("\(warning)")
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -81,7 +82,7 @@ struct Status: ParsableCommand {
     func run() throws {
         let reply = try failing(as: .unavailable) { try StatusSocket.ask(.status, path: socket) }
         guard !reply.hasPrefix("error"), let data = reply.data(using: .utf8) else {
-            throw Failure(.unavailable, message: "the daemon answered: \(reply.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw Failure(.unavailable, message: "the daemon answered: \(reply.trimmingWhitespace())")
         }
         if json {
             print(reply, terminator: "")

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import IntercomIO
+import Glibc
 
 /// A fault met while running (not a usage error): one line on stderr naming the culprit, no
 /// usage text, and a sysexits(3) code that says what kind of fault it was, so that scripts and
@@ -63,7 +65,7 @@ extension Intercom {
     /// anything else (usage errors, help, version) as swift-argument-parser does.
     static func exit(reporting error: any Error) -> Never {
         guard let failure = error as? Failure else { exit(withError: error) }
-        FileHandle.standardError.write(Data("Error: \(failure.message)\n".utf8))
-        Foundation.exit(failure.kind.rawValue)
+        StandardStream.error.write("Error: \(failure.message)\n")
+        Glibc.exit(failure.kind.rawValue)
     }
 }

@@ -1,7 +1,9 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import IntercomCall
 import IntercomCore
+import IntercomIO
 import Logging
 
 /// `intercom loopback`: the whole call on one machine, no sound card, no other peer.
@@ -50,8 +52,8 @@ struct Loopback: AsyncParsableCommand {
         print("Calling from \(input) to \(outputFile) through the '\(network)' network…")
         let report = try await demo.run(logger: logger)
         let s = report.listener
-        print(String(format: "mouth-to-ear delay   %.1f ms (jitter buffer target %.1f ms)", report.delayMilliseconds, s.targetDelayMs))
-        print(String(format: "output vs input      correlation %.3f", report.correlation))
+        print("mouth-to-ear delay   \(report.delayMilliseconds.fixed(1)) ms (jitter buffer target \(s.targetDelayMs.fixed(1)) ms)")
+        print("output vs input      correlation \(report.correlation.fixed(3))")
         print("network              \(report.relay.received) packets sent, \(report.relay.dropped) lost, \(report.relay.duplicated) duplicated")
         print("receiver             \(s.received) received, \(s.lost) lost: \(s.recoveredFec) recovered by FEC, \(s.concealed) concealed; \(s.late) late, \(s.duplicated) duplicates")
         print("Listen: \(outputFile)")
@@ -60,17 +62,14 @@ struct Loopback: AsyncParsableCommand {
     /// A sentence spoken by espeak-ng (installed by scripts/setup) into a temporary file.
     private func spokenSentence() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("intercom-loopback-\(getpid()).wav").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["espeak-ng", "-w", path,
-                             "This is the intercom loopback demo. Two peers talk through a simulated network, with loss and jitter."]
+        let sentence = "This is the intercom loopback demo. Two peers talk through a simulated network, with loss and jitter."
+        let status: Int32
         do {
-            try process.run()
+            status = try runProgram(["espeak-ng", "-w", path, sentence])
         } catch {
-            throw ValidationError("no --input-file and espeak-ng could not run (\(error)); run scripts/setup or give --input-file")
+            throw ValidationError("no --input-file and \(error); run scripts/setup or give --input-file")
         }
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("espeak-ng failed; give --input-file") }
+        guard status == 0 else { throw ValidationError("espeak-ng failed; give --input-file") }
         return path
     }
 }

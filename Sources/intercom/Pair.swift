@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -67,7 +68,7 @@ struct Pair: ParsableCommand {
         let session = PairingSession(
             identity: try identity.identity(), store: try identity.trustedDevices(), options: options,
             logger: makeLogger(verbose: false)
-        ) { line in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        ) { line in StandardStream.output.write(line + "\n") }
         try report(try session.run())
     }
 
@@ -76,10 +77,10 @@ struct Pair: ParsableCommand {
         case .paired(let name, let fingerprint):
             print("paired with \(name) (\(fingerprint))")
         case .wrongCode:
-            FileHandle.standardError.write(Data("intercom: wrong code: nothing was stored\n".utf8))
+            StandardStream.error.write("intercom: wrong code: nothing was stored\n")
             throw ExitCode(77)
         case .timedOut:
-            FileHandle.standardError.write(Data("intercom: no device paired within \(Int(timeout)) s\n".utf8))
+            StandardStream.error.write("intercom: no device paired within \(Int(timeout)) s\n")
             throw ExitCode(75)
         }
     }
@@ -88,20 +89,20 @@ struct Pair: ParsableCommand {
     private func pairDaemon() throws {
         func ask(_ request: StatusRequest) throws -> String {
             do {
-                return try StatusSocket.ask(request, path: socket).trimmingCharacters(in: .whitespacesAndNewlines)
+                return try StatusSocket.ask(request, path: socket).trimmingWhitespace()
             } catch {
-                FileHandle.standardError.write(Data("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or pair another identity with --state-dir\n".utf8))
+                StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or pair another identity with --state-dir\n")
                 throw ExitCode(69)
             }
         }
         let started = try ask(.pair(code: code))
         guard !started.hasPrefix("error") else { throw ValidationError("the daemon answered: \(started)") }
-        let say = { (line: String) in FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        let say = { (line: String) in StandardStream.output.write(line + "\n") }
         say("pairing the running daemon (\(socket))")
         if started.hasPrefix("code: ") { say(started) }
         let deadline = Date().addingTimeInterval(Double(PairingSession.Options().timeout.components.seconds) + 10)
         while Date() < deadline {
-            Thread.sleep(forTimeInterval: 0.25)
+            usleep(250_000)
             let result = try ask(.pairResult)
             if result == "waiting" { continue }
             if result.hasPrefix("paired ") {

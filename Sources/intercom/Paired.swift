@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -48,10 +48,9 @@ struct Paired: ParsableCommand {
             print("no paired devices: pair one with 'intercom pair'")
             return
         }
-        let formatter = ISO8601DateFormatter()
         for listing in listings {
-            let seen = listing.lastSeen.map { "last seen \(formatter.string(from: $0))" } ?? "not seen since pairing"
-            print("\(listing.fingerprint)  \(listing.name)  paired \(formatter.string(from: listing.pairedAt))  \(seen)")
+            let seen = listing.lastSeen.map { "last seen \($0.formatted(.iso8601))" } ?? "not seen since pairing"
+            print("\(listing.fingerprint)  \(listing.name)  paired \(listing.pairedAt.formatted(.iso8601))  \(seen)")
         }
     }
 }

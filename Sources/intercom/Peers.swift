@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -26,7 +26,7 @@ struct Peers: ParsableCommand {
     func run() throws {
         let discovery = try ServiceDiscovery(announcing: nil) { event in
             if case .daemonUnavailable(let error) = event {
-                FileHandle.standardError.write(Data("intercom: warning: \(error); no peers can be found (call them with --peer HOST:PORT)\n".utf8))
+                StandardStream.error.write("intercom: warning: \(error); no peers can be found (call them with --peer HOST:PORT)\n")
             }
         }
         SystemClock.sleep(untilMonotonic: discovery.startedAtNanoseconds + MediaTime.nanoseconds(.seconds(wait)))
@@ -55,13 +55,13 @@ struct Peers: ParsableCommand {
                 listing.addresses.joined(separator: " "),
                 String(listing.port),
                 listing.version.map(String.init) ?? "?",
-                String(format: "%.1f s ago", listing.lastSeenSecondsAgo),
+                "\(listing.lastSeenSecondsAgo.fixed(1)) s ago",
             ]
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            let cells = zip(row, widths).map { cell, width in cell.padding(toLength: width, withPad: " ", startingAt: 0) }
-            print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+            let cells = zip(row, widths).map { cell, width in cell.padded(to: width) }
+            print(cells.joined(separator: "  ").trimmingWhitespace())
         }
     }
 }

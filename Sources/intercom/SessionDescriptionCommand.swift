@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import IntercomCore
 import IntercomIO
 
@@ -41,6 +41,6 @@ struct SessionDescriptionCommand: ParsableCommand {
             sessionID: UInt64.random(in: 1...UInt64(UInt32.max), using: &generator)
         )
         print(description.text, terminator: "")
-        FileHandle.standardError.write(Data("intercom: the stream this describes is plain RTP: run the call with --unencrypted (anyone on the LAN can then listen)\n".utf8))
+        StandardStream.error.write("intercom: the stream this describes is plain RTP: run the call with --unencrypted (anyone on the LAN can then listen)\n")
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import IntercomIO
 import ArgumentParser
 import IntercomCall
 import IntercomCore
@@ -16,7 +17,7 @@ struct ShowConfiguration: ParsableCommand {
     func run() throws {
         let file = try options.configuration.load()
         // Warnings go to stderr: what is printed is a configuration file itself.
-        for warning in file.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        for warning in file.warnings { StandardStream.error.write("warning: \(warning)\n") }
         let effective = try CallSettings(options, file: file)
         print("# \(file.path)\(file.entries.isEmpty ? " (no settings)" : "")")
         var table = ""
@@ -36,7 +37,7 @@ struct ShowConfiguration: ParsableCommand {
             // Valid TOML that reads back to the same settings; an unset one stays a comment.
             let line = effective.shownValue(setting.path).map { "\(setting.key) = \(ConfigurationText.literal($0))" }
                 ?? "# \(setting.key) = (not set)"
-            print(line.padding(toLength: max(line.count, 40), withPad: " ", startingAt: 0) + " # \(source)")
+            print(line.padded(to: 40) + " # \(source)")
         }
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -16,7 +16,7 @@ struct Talk: AsyncParsableCommand {
     @OptionGroup var options: CallOptions
 
     func run() async throws {
-        let settings = try options.resolved { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+        let settings = try options.resolved { StandardStream.error.write("warning: \($0)\n") }
         let run = settings.run
         let interactive = Terminal.isInteractive
         // The status screen owns the terminal: only warnings and errors may be logged over it.

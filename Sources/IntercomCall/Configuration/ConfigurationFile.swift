@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IntercomCore
 
 /// The user's configuration file (TOML, as `ConfigurationText` reads it), read into the
@@ -23,7 +23,7 @@ public struct ConfigurationFile: Sendable {
     public static var defaultPath: String {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            ?? (environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.config"
         return base + "/intercom/config.toml"
     }
 

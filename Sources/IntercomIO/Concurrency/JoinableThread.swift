@@ -35,6 +35,23 @@ public final class JoinableThread: @unchecked Sendable {
     deinit { join() }
 }
 
+/// Starts `body` on a new thread nobody waits for: for work that ends by itself (its own
+/// timeout) and whose owner must not wait for it when stopping.
+public func startDetachedThread(name: String, _ body: sending @escaping () -> Void) throws(ThreadError) {
+    var thread = pthread_t()
+    let box = Unmanaged.passRetained(ThreadBody(name: name, realtime: false, body: body))
+    let result = pthread_create(&thread, nil, { raw in
+        let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
+        body.run()
+        return nil
+    }, box.toOpaque())
+    guard result == 0 else {
+        box.release()
+        throw ThreadError(name: name, code: result)
+    }
+    pthread_detach(thread)
+}
+
 public struct ThreadError: Error, CustomStringConvertible {
     public let name: String
     public let code: Int32

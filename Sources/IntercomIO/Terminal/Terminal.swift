@@ -6,7 +6,6 @@ import IntercomCore
 /// everything back; it is safe to call on any exit path and more than once.
 public final class Terminal: @unchecked Sendable {
     private let input = STDIN_FILENO
-    private let output = STDOUT_FILENO
     private var saved: termios?
     private var keyboardProtocolPushed = false
 
@@ -79,7 +78,7 @@ public final class Terminal: @unchecked Sendable {
     /// Columns and rows, or 80×24 when the terminal does not say.
     public var size: (columns: Int, rows: Int) {
         var window = winsize()
-        guard ioctl(output, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return (80, 24) }
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &window) == 0, window.ws_col > 0 else { return (80, 24) }
         return (Int(window.ws_col), Int(window.ws_row))
     }
 
@@ -102,14 +101,7 @@ public final class Terminal: @unchecked Sendable {
     }
 
     public func write(_ text: String) {
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { Glibc.write(output, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
+        StandardStream.output.write(text)
     }
 }
 
