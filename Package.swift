@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // Linux calls the Glibc module leaves out (eventfd); part of libc, nothing to link.
+        .systemLibrary(name: "CLinux"),
 
         // Pure Swift, no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
         .target(
@@ -49,7 +51,7 @@ let package = Package(
         .target(
             name: "IntercomIO",
             dependencies: [
-                "CALSA", "CAvahi", "CGPIOD", "IntercomCore", "IntercomDSP", "IntercomSecurity",
+                "CALSA", "CAvahi", "CGPIOD", "CLinux", "IntercomCore", "IntercomDSP", "IntercomSecurity",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -189,7 +189,7 @@ private final class RelayLoop {
                 // stopping beats spinning.
                 return
             }
-            for side in result.readableSocketIndices {
+            for side in sockets.indices where result.isReadable(side) {
                 receiveBatch(onSide: side)
             }
         }
