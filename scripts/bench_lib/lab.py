@@ -330,7 +330,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
     for name, ps in peers.items():
         out[name] = dict(cpu=sum(cpu1[p.pid] - cpu0[p.pid] for p in ps) / (t1 - t0),
                          cpu_whole_run=sum(p.cpu_seconds for p in ps) / duration,
-                         rss=[p.max_rss_mb for p in ps])
+                         rss=[p.max_rss_mb for p in ps], mappings=[p.mappings_kb for p in ps])
     f = relay.flows[0]
     out["talking"] = relay.rate(f["a_to_b"], t0 + 0.5, t1 - 0.3)
     out["silent"] = relay.rate(f["a_to_b"], t1 + 1.0, t2)

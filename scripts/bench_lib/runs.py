@@ -33,6 +33,23 @@ def gst_receiver_args(port):
             "audio/x-raw,format=S16LE,rate=48000,channels=1", "!", "fdsink", "fd=1", "sync=false"]
 
 
+def resident_by_mapping(pid):
+    """Resident kB of a running process by what is mapped: each file's path, or "[anonymous]"
+    for memory of its own (heap, stacks, libraries' writable data). {} once it is gone."""
+    out, name = {}, None
+    try:
+        with open(f"/proc/{pid}/smaps") as fh:
+            for line in fh:
+                head = line.split(maxsplit=5)
+                if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                    name = head[5].strip() if len(head) == 6 and head[5].strip().startswith("/") else "[anonymous]"
+                elif head and head[0] == "Rss:" and name:
+                    out[name] = out.get(name, 0) + int(head[1])
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
 class Proc:
     """A child process started and waited for by its PID; its rusage is kept."""
 
@@ -49,11 +66,15 @@ class Proc:
         # Peak RSS is VmHWM, read from /proc while the process runs: rusage's ru_maxrss is
         # useless here, since exec keeps the high-water mark of the forked Python parent.
         self.vm_hwm_kb = 0
+        # What was resident, mapping by mapping, near the peak: taken again whenever the peak
+        # has grown by 512 kB since the last one, at most once a second.
+        self.mappings_kb = {}
         self._watch = threading.Thread(target=self._watch_memory, daemon=True)
         self._watch.start()
 
     def _watch_memory(self):
         path = f"/proc/{self.pid}/status"
+        mapped_at_kb, mapped_time = 0, 0.0
         while self.status is None:
             try:
                 with open(path) as fh:
@@ -63,6 +84,10 @@ class Proc:
                             break
             except (OSError, ValueError):
                 return
+            if self.vm_hwm_kb >= mapped_at_kb + 512 and time.monotonic() >= mapped_time + 1.0:
+                mappings = resident_by_mapping(self.pid)
+                if mappings:
+                    self.mappings_kb, mapped_at_kb, mapped_time = mappings, self.vm_hwm_kb, time.monotonic()
             time.sleep(0.05)
 
     def wait(self, timeout=None):
