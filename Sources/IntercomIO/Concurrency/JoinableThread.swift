@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// A dedicated OS thread that is joined, not abandoned, when its owner stops it.
@@ -70,6 +71,9 @@ private final class ThreadBody {
     }
 
     func run() {
+        // Named, so `top -H`, a debugger and the allocation counter can tell the threads apart
+        // (the kernel keeps 15 bytes of a name).
+        _ = intercom_name_this_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
         if realtime {
             var parameters = sched_param(sched_priority: 10)
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
