@@ -6,7 +6,7 @@ import Glibc
 /// Audio and network loops run on these rather than on a Swift concurrency executor, so
 /// their timing never depends on what else the process is awaiting.
 public final class JoinableThread: @unchecked Sendable {
-    private var thread = pthread_t()
+    private let thread: pthread_t
     private var joined = false
     public let name: String
 
@@ -14,16 +14,7 @@ public final class JoinableThread: @unchecked Sendable {
     /// process may have it, and carries on at normal priority where it may not.
     public init(name: String, realtime: Bool = false, _ body: sending @escaping () -> Void) throws(ThreadError) {
         self.name = name
-        let box = Unmanaged.passRetained(ThreadBody(name: name, realtime: realtime, body: body))
-        let result = pthread_create(&thread, nil, { raw in
-            let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
-            body.run()
-            return nil
-        }, box.toOpaque())
-        guard result == 0 else {
-            box.release()
-            throw ThreadError(name: name, code: result)
-        }
+        thread = try startThread(ThreadBody(name: name, realtime: realtime, body: body))
     }
 
     /// Waits for the thread's body to return. Safe to call more than once.
@@ -39,8 +30,13 @@ public final class JoinableThread: @unchecked Sendable {
 /// Starts `body` on a new thread nobody waits for: for work that ends by itself (its own
 /// timeout) and whose owner must not wait for it when stopping.
 public func startDetachedThread(name: String, _ body: sending @escaping () -> Void) throws(ThreadError) {
+    pthread_detach(try startThread(ThreadBody(name: name, realtime: false, body: body)))
+}
+
+/// Starts a thread running `body`, which it owns until it returns.
+private func startThread(_ body: ThreadBody) throws(ThreadError) -> pthread_t {
     var thread = pthread_t()
-    let box = Unmanaged.passRetained(ThreadBody(name: name, realtime: false, body: body))
+    let box = Unmanaged.passRetained(body)
     let result = pthread_create(&thread, nil, { raw in
         let body = Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue()
         body.run()
@@ -48,9 +44,9 @@ public func startDetachedThread(name: String, _ body: sending @escaping () -> Vo
     }, box.toOpaque())
     guard result == 0 else {
         box.release()
-        throw ThreadError(name: name, code: result)
+        throw ThreadError(name: body.name, code: result)
     }
-    pthread_detach(thread)
+    return thread
 }
 
 public struct ThreadError: Error, CustomStringConvertible {

@@ -68,14 +68,9 @@ public final class Poller: @unchecked Sendable {
 /// What ended a `Poller.wait`.
 public struct PollResult: Equatable, Sendable {
     /// Bit i set: the poller's socket i has something to receive.
-    public var readableSockets: UInt64
+    public let readableSockets: UInt64
     /// Whether `wake()` was called.
-    public var wasWoken: Bool
-
-    public init(readableSockets: UInt64, wasWoken: Bool) {
-        self.readableSockets = readableSockets
-        self.wasWoken = wasWoken
-    }
+    public let wasWoken: Bool
 
     /// Whether the socket at `index` in the poller's list has something to receive.
     public func isReadable(_ index: Int) -> Bool { readableSockets & (1 << UInt64(index)) != 0 }
