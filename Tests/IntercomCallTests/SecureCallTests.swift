@@ -233,10 +233,13 @@ extension EndToEndTests {
             for index in [1, 2] {
                 processes.append(("listener \(index)", try ChildProcess.intercom(devices[index].arguments + [
                     "--port", "\(ports[index])", "--no-discovery", "--output-file", outputs[index],
-                    "--duration", "\(seconds + 0.5)", "--stats-json", stats[index],
+                    "--duration", "\(seconds + 4)", "--stats-json", stats[index],
                     "--peer", "127.0.0.1:\(ports[3 - index])",
                 ])))
             }
+            // Speech sent before a listener has its socket is lost, and on a loaded machine a
+            // process takes seconds to get there (the listeners' durations leave room for it).
+            for index in [1, 2] { try #require(waitForUDPListener(port: ports[index]), "listener \(index) did not start") }
             processes.append(("talker", try ChildProcess.intercom(devices[0].arguments + [
                 "--port", "\(ports[0])", "--no-discovery", "--peer", "127.0.0.1:\(ports[1])", "--peer", "127.0.0.1:\(ports[2])",
                 "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", stats[0],
