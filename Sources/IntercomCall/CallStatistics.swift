@@ -157,10 +157,29 @@ public struct CallStatistics: Codable, Sendable {
     }
 
     public func jsonData() throws -> Data {
+        try FiguresJSON.encoder(pretty: true).encode(self)
+    }
+
+    /// Reads back what `jsonData()` wrote.
+    public init(json: Data) throws {
+        self = try FiguresJSON.decoder().decode(Self.self, from: json)
+    }
+}
+
+/// How the call's figures are written as JSON (`--stats-json`, the status socket) and read back:
+/// keys in snake_case.
+enum FiguresJSON {
+    static func encoder(pretty: Bool) -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return try encoder.encode(self)
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys] : [.sortedKeys]
+        return encoder
+    }
+
+    static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
     }
 }
 
@@ -177,7 +196,7 @@ public struct StreamStatistics: Codable, Sendable {
     public var targetDelayMs: Double
     public var jitterMs: Double
     public var playoutRate: Double
-    /// Peak of the last period played, 0...1.
+    /// RMS of the last period played, 0...1.
     public var level: Double
 }
 

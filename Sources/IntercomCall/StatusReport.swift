@@ -24,6 +24,11 @@ public struct StatusReport: Codable, Sendable {
         self.call = call.statistics()
     }
 
+    /// Reads a status as the status socket sends it.
+    public init(json: Data) throws {
+        self = try FiguresJSON.decoder().decode(Self.self, from: json)
+    }
+
     /// The reply to the bytes of one status-socket request. Anyone who may connect (the socket's
     /// group) may read the status; pairing is for the daemon's own user and root.
     public static func reply(to bytes: [UInt8], fromOwnerOrRoot: Bool, call: Call, pairing: DaemonPairing? = nil) -> String {
@@ -33,10 +38,9 @@ public struct StatusReport: Codable, Sendable {
         }
         switch request {
         case .success(.status):
-            let encoder = JSONEncoder()
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            encoder.outputFormatting = [.sortedKeys]
-            guard let data = try? encoder.encode(StatusReport(call: call)) else { return "error: cannot encode the status\n" }
+            guard let data = try? FiguresJSON.encoder(pretty: false).encode(StatusReport(call: call)) else {
+                return "error: cannot encode the status\n"
+            }
             return String(decoding: data, as: UTF8.self) + "\n"
         case .success(.pair(let code)):
             return pairing?.start(code: code) ?? "error: this call cannot pair (it is not encrypted)\n"

@@ -41,12 +41,13 @@ struct Announce: ParsableCommand {
             throw ValidationError("\(error)")
         }
 
+        let stop = StopSignal()
         let startedAt = SystemClock.monotonicNanoseconds()
         DiscoveryEventLine(event: "started", name: announcement.name, id: peerID.description, startedAt: startedAt).write()
         let discovery = try ServiceDiscovery(announcing: announcement) { event in
             DiscoveryEventLine(event, startedAt: startedAt).write()
         }
-        waitForStopSignal(seconds: duration)
+        stop.wait(seconds: duration)
         discovery.stop()
         var stopped = DiscoveryEventLine(event: "stopped", startedAt: startedAt)
         stopped.timeToFirstPeerSeconds = discovery.nanosecondsToFirstPeer.map { MediaTime.seconds(nanoseconds: Double($0)) }

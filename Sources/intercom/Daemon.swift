@@ -87,9 +87,7 @@ struct Status: ParsableCommand {
         if json {
             print(reply, terminator: "")
         } else {
-            let decoder = JSONDecoder()
-            decoder.keyDecodingStrategy = .convertFromSnakeCase
-            print(try decoder.decode(StatusReport.self, from: data).text)
+            print(try StatusReport(json: data).text)
         }
     }
 }

@@ -32,6 +32,7 @@ struct Relay: ParsableCommand {
     var duration: Double?
 
     func run() throws {
+        let stop = StopSignal()
         let relay = try ImpairmentRelay(.init(
             peerB: try address(peerB, "--peer-b"),
             aToB: try profile(network, "--network"),
@@ -40,7 +41,7 @@ struct Relay: ParsableCommand {
             sideBBind: try address(listenB, "--listen-b")
         ))
         print("relaying \(relay.sideAAddress) → \(peerB) with '\(network)'")
-        waitForStopSignal(seconds: duration)
+        stop.wait(seconds: duration)
         relay.stop()
         for direction in ImpairmentRelay.Direction.allCases {
             let c = relay.counters(direction)

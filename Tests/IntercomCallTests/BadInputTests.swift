@@ -36,15 +36,15 @@ extension EndToEndTests {
             // receiver reads them, when its socket buffer fills (4000-byte datagrams fill it fastest).
             if encrypted {
                 // The 400 random datagrams, the 100 truncated, 100 wrong-version and 100 wrong-type ones.
-                let security = receiver["security"] as? [String: Any] ?? [:]
-                #expect(CallFixtures.int(security, "auth_fail_packets") >= 630, "\(security)")
-                #expect(CallFixtures.dropped(receiver, "wrong_version") == 0, "nothing unauthenticated is parsed")
+                let security = receiver.security
+                #expect(security.authFailPackets >= 630, "\(security)")
+                #expect(receiver.dropped.wrongVersion == 0, "nothing unauthenticated is parsed")
             } else {
-                #expect(CallFixtures.dropped(receiver, "malformed") > 50)
-                #expect(CallFixtures.dropped(receiver, "wrong_version") >= 90)
-                #expect(CallFixtures.dropped(receiver, "wrong_payload_type") >= 90)
+                #expect(receiver.dropped.malformed > 50)
+                #expect(receiver.dropped.wrongVersion >= 90)
+                #expect(receiver.dropped.wrongPayloadType >= 90)
             }
-            #expect(CallFixtures.dropped(receiver, "too_large") >= 90)
+            #expect(receiver.dropped.tooLarge >= 90)
             let correlation = CallFixtures.correlation(run)
             #expect(correlation > 0.8, "median correlation \(correlation)")
         }
@@ -57,14 +57,17 @@ extension EndToEndTests {
                 let stats = temporaryPath("bound.json")
                 let listener = try ChildProcess.intercom([
                     "--bind", "127.0.0.2", "--port", "\(port)", "--no-discovery", "--output-file", temporaryPath("bound.wav"),
-                    "--duration", "4", "--stats-json", stats,
+                    "--duration", "60", "--stats-json", stats,
                 ])
-                usleep(300_000)
+                try #require(waitForUDPListener(port: port), "the listener did not start")
                 let speaker = try ChildProcess.intercom([
                     "--no-discovery", "--port", "\(freeUDPPort())", "--peer", "\(target):\(port)", "--input-file", speech, "--duration", "3",
                 ])
-                CallFixtures.expectClean([("listener", listener), ("speaker", speaker)], within: 15)
-                received[target] = CallFixtures.int(try CallFixtures.readStats(stats), "received")
+                CallFixtures.expectClean([("speaker", speaker)], within: 20)
+                usleep(500_000)
+                listener.signal(SIGTERM)
+                CallFixtures.expectClean([("listener", listener)], within: 10)
+                received[target] = try CallFixtures.readStats(stats).received
             }
             #expect(received["127.0.0.1"] == 0, "\(received)")
             #expect((received["127.0.0.2"] ?? 0) > 100, "\(received)")

@@ -1,4 +1,5 @@
 import Foundation
+import IntercomCall
 import IntercomCore
 import Testing
 import TestSupport
@@ -13,15 +14,9 @@ enum CallFixtures {
         try WAVCodec.decode(Array(try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
-    static func readStats(_ path: String) throws -> [String: Any] {
-        let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: path)))
-        return object as? [String: Any] ?? [:]
-    }
-
-    static func int(_ stats: [String: Any], _ key: String) -> Int { (stats[key] as? NSNumber)?.intValue ?? -1 }
-    static func double(_ stats: [String: Any], _ key: String) -> Double { (stats[key] as? NSNumber)?.doubleValue ?? -1 }
-    static func dropped(_ stats: [String: Any], _ key: String) -> Int {
-        ((stats["dropped"] as? [String: Any])?[key] as? NSNumber)?.intValue ?? -1
+    /// The figures a peer wrote with `--stats-json`.
+    static func readStats(_ path: String) throws -> CallStatistics {
+        try CallStatistics(json: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 
     /// Where the input shows up in the output, window by window (the jitter buffer may change
@@ -38,9 +33,9 @@ enum CallFixtures {
         let largestDelayMilliseconds: Double
     }
 
-    static func align(input: [Float], output: [Float], senderStats: [String: Any], receiverStats: [String: Any]) -> Alignment {
-        let inputStart = Double(int(senderStats, "input_start_ns"))
-        let outputStart = Double(int(receiverStats, "output_start_ns"))
+    static func align(input: [Float], output: [Float], senderStats: CallStatistics, receiverStats: CallStatistics) -> Alignment {
+        let inputStart = Double(senderStats.inputStartNs)
+        let outputStart = Double(receiverStats.outputStartNs)
         // Where the input begins in the output, by the two processes' wall clocks (the listener
         // may have been running for seconds before the speaker started); the delay comes on top.
         let started = max(0, Int((inputStart - outputStart) * 48_000 / 1e9))
@@ -106,15 +101,8 @@ enum CallFixtures {
     struct TwoPeerRun {
         let input: [Float]
         let heard: [Float]
-        let speaker: [String: Any]
-        let listener: [String: Any]
-        /// How long the listener ran, as it reports (its output file's length, on the wall clock).
-        let listenedSeconds: Double
-
-        /// A figure of the `security` object of one side's statistics.
-        func securityFigure(_ stats: [String: Any], _ key: String) -> Int {
-            int(stats["security"] as? [String: Any] ?? [:], key)
-        }
+        let speaker: CallStatistics
+        let listener: CallStatistics
     }
 
     /// One call over loopback, A speaking `text` to B (or to `speakerTarget`, a man in the
@@ -146,10 +134,8 @@ enum CallFixtures {
         usleep(UInt32(listenerExtraSeconds * 1e6))
         listener.signal(SIGTERM)
         expectClean([("listener", listener)], within: 10)
-        let listenerStats = try readStats(statsB)
         return TwoPeerRun(
-            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: listenerStats,
-            listenedSeconds: listenerStats["running_seconds"] as? Double ?? 0
+            input: input, heard: try readWAV(output).samples, speaker: try readStats(statsA), listener: try readStats(statsB)
         )
     }
 

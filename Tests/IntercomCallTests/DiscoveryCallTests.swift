@@ -1,4 +1,5 @@
 import Foundation
+import IntercomCall
 import IntercomCore
 import Testing
 import TestSupport
@@ -23,24 +24,17 @@ extension EndToEndTests {
                 ] + extra)
             }
 
-            func peers() -> [[String: Any]] {
+            /// The daemon's status, or nil while it does not answer.
+            func status() -> StatusReport? {
                 let reply = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", socket])
-                guard reply.status == 0, let data = reply.output.data(using: .utf8),
-                      let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return [] }
-                return ((status["call"] as? [String: Any])?["peers"] as? [[String: Any]]) ?? []
+                guard reply.status == 0 else { return nil }
+                return try? StatusReport(json: Data(reply.output.utf8))
             }
+
+            func peers() -> [PeerSnapshot] { status()?.call.peers ?? [] }
 
             func heard(_ address: String) -> Bool {
-                peers().contains { ($0["address"] as? String) == address && ($0["ssrc"] as? NSNumber) != nil }
-            }
-
-            func waitUntil(seconds: Double, _ condition: () -> Bool) -> Double? {
-                let start = Date()
-                while Date().timeIntervalSince(start) < seconds {
-                    if condition() { return Date().timeIntervalSince(start) }
-                    usleep(50_000)
-                }
-                return nil
+                peers().contains { $0.address == address && $0.ssrc != nil }
             }
         }
 
@@ -53,7 +47,7 @@ extension EndToEndTests {
             let bobAddress = "\(lab.ipv4Address(2)):5004"
             let aliceAddress = "\(lab.ipv4Address(1)):5004"
 
-            let found = alice.waitUntil(seconds: 8) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
+            let found = waitUntil(seconds: 8) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
             #expect(found != nil, "alice: \(alice.peers()) bob: \(bob.peers())\n\(alice.process.standardError)")
             let status = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", alice.socket]).output
             #expect(status.contains("\"discovery\":\"running\""), "\(status)")
@@ -65,20 +59,20 @@ extension EndToEndTests {
             }
             print("discovery: start to peer found in \(times) ms (goal < 1000 ms)")
             #expect(times.count == 2 && times.allSatisfy { $0 < 2_000 }, "\(times)")
-            #expect(alice.peers().first { ($0["address"] as? String) == bobAddress }?["origin"] as? String == "discovered")
+            #expect(alice.peers().first { $0.address == bobAddress }?.origin == "discovered")
 
             // SIGTERM: a goodbye (RTCP BYE and mDNS), so alice drops bob within 3 s.
             bob.process.signal(SIGTERM)
             #expect(bob.process.wait(seconds: 5) == 0, "\(bob.process.standardError)")
-            let dropped = alice.waitUntil(seconds: 3) { !alice.peers().contains { ($0["address"] as? String) == bobAddress } }
+            let dropped = waitUntil(seconds: 3) { !alice.peers().contains { $0.address == bobAddress } }
             #expect(dropped != nil, "alice still lists bob: \(alice.peers())")
 
             // SIGKILL: no word at all; bob goes after the keepalive timeout at the latest.
             let again = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
-            #expect(alice.waitUntil(seconds: 8) { alice.heard(bobAddress) } != nil)
+            #expect(waitUntil(seconds: 8) { alice.heard(bobAddress) } != nil)
             again.process.signal(SIGKILL)
             _ = again.process.wait(seconds: 5)
-            let forgotten = alice.waitUntil(seconds: 8) { !alice.peers().contains { ($0["address"] as? String) == bobAddress } }
+            let forgotten = waitUntil(seconds: 8) { !alice.peers().contains { $0.address == bobAddress } }
             #expect(forgotten != nil, "alice still lists the killed bob: \(alice.peers())")
             alice.process.signal(SIGTERM)
             #expect(alice.process.wait(seconds: 5) == 0)
@@ -93,7 +87,7 @@ extension EndToEndTests {
             let speech = try SpeechFixture.wavFile(SpeechFixture.sentence).path
             let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech, extra: ["--peer", "\(lab.ipv4Address(2)):5004"])
             let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
-            let talking = alice.waitUntil(seconds: 6) { alice.heard("\(lab.ipv4Address(2)):5004") && bob.heard("\(lab.ipv4Address(1)):5004") }
+            let talking = waitUntil(seconds: 6) { alice.heard("\(lab.ipv4Address(2)):5004") && bob.heard("\(lab.ipv4Address(1)):5004") }
             #expect(talking != nil, "alice: \(alice.peers()) bob: \(bob.peers())")
             let status = spawnAndWait([ChildProcess.intercomPath, "status", "--socket", alice.socket]).output
             #expect(status.contains("discovery unavailable (no avahi-daemon)"), "\(status)")
@@ -112,14 +106,9 @@ extension EndToEndTests {
             let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech)
             let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech, extra: ["--peer", "\(lab.ipv4Address(1)):5004"])
             let aliceAddress = "\(lab.ipv4Address(1)):5004"
-            #expect(bob.waitUntil(seconds: 8) { bob.heard(aliceAddress) } != nil)
+            #expect(waitUntil(seconds: 8) { bob.heard(aliceAddress) } != nil)
 
-            func received() -> Int {
-                let reply = spawnAndWait([ChildProcess.intercomPath, "status", "--json", "--socket", bob.socket])
-                guard let data = reply.output.data(using: .utf8),
-                      let status = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { return 0 }
-                return ((status["call"] as? [String: Any])?["received"] as? NSNumber)?.intValue ?? 0
-            }
+            func received() -> Int { bob.status()?.call.received ?? 0 }
             // Bob's link goes down for three seconds (its address goes with it), then comes back.
             func link(_ state: String) throws {
                 let command = try lab.run(2, "ip", ["link", "set", "lan0", state])
@@ -135,7 +124,7 @@ extension EndToEndTests {
             _ = address.wait(seconds: 10)
 
             let before = received()
-            let back = bob.waitUntil(seconds: 10) { received() > before + 50 }
+            let back = waitUntil(seconds: 10) { received() > before + 50 }
             #expect(back != nil, "bob hears nothing since the network came back: \(bob.peers())")
             alice.process.signal(SIGTERM)
             bob.process.signal(SIGTERM)

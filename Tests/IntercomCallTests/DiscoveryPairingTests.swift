@@ -28,18 +28,18 @@ extension EndToEndTests {
 
             // Found, listed as not paired, and not called. The daemons may take a while to start
             // and publish on a loaded machine: look again until the other one is there.
-            var backEntry: [String: Any]?
+            var backEntry: PeerListing?
             var listed = ""
             let lookingSince = Date()
             while backEntry == nil, Date().timeIntervalSince(lookingSince) < 30 {
                 let listing = try lab.intercom(1, ["peers", "--json", "--wait", "3"] + front.arguments)
                 #expect(listing.wait(seconds: 15) == 0)
                 listed = listing.standardOutput
-                let entries = (try? JSONSerialization.jsonObject(with: Data(listed.utf8))) as? [[String: Any]] ?? []
-                backEntry = entries.first { ($0["name"] as? String) == "back door" }
+                let entries = (try? PeerListing.decoder.decode([PeerListing].self, from: Data(listed.utf8))) ?? []
+                backEntry = entries.first { $0.name == "back door" }
             }
-            #expect(backEntry?["paired"] as? Bool == false, "\(listed)")
-            #expect(backEntry?["fingerprint"] as? String == Fingerprint(publicKey: back.identity.publicKey).description)
+            #expect(backEntry?.paired == false, "\(listed)")
+            #expect(backEntry?.fingerprint == Fingerprint(publicKey: back.identity.publicKey).description)
             #expect(!alice.heard(bobAddress) && !bob.heard(aliceAddress))
 
             // Pair by mDNS alone while the daemons run (they hold port 5004: pairing takes another).
@@ -55,9 +55,9 @@ extension EndToEndTests {
             #expect(waiting.wait(seconds: 30) == 0, "\(waiting.standardOutput) \(waiting.standardError)")
 
             // The running daemons notice the new pairing and call each other.
-            let connected = alice.waitUntil(seconds: 12) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
+            let connected = waitUntil(seconds: 12) { alice.heard(bobAddress) && bob.heard(aliceAddress) }
             #expect(connected != nil, "alice: \(alice.peers())\n\(alice.process.standardError)")
-            let prints = alice.peers().compactMap { $0["fingerprint"] as? String }
+            let prints = alice.peers().compactMap(\.fingerprint)
             #expect(prints.contains(Fingerprint(publicKey: back.identity.publicKey).description), "\(prints)")
         }
     }

@@ -43,19 +43,21 @@ extension EndToEndTests {
                 pi.stop()
                 listener.stop()
             }
-            try await Task.sleep(for: .milliseconds(1_500))
+            // Waits are generous: on a loaded machine the calls take a while to get going.
+            try await waitUntil(timeout: .seconds(20)) { receiveLamp.read() }
             #expect(!pi.isTransmitting)
             #expect(receiveLamp.read(), "the receive lamp is dark while the peer talks")
-            // Pressed, with contact bounce.
+            // Pressed, with contact bounce: 3 ms apart, well inside the 20 ms the level must hold
+            // (a blocking sleep, since an async one may wake late when the runner is busy).
             for level in [true, false, true, false, true] {
                 button.set(level)
-                try await Task.sleep(for: .milliseconds(3))
+                usleep(3_000)
             }
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntil(timeout: .seconds(10)) { pi.isTransmitting && transmitLamp.read() }
             #expect(pi.isTransmitting)
             #expect(transmitLamp.read())
             button.set(false)
-            try await Task.sleep(for: .milliseconds(300))
+            try await waitUntil(timeout: .seconds(10)) { !pi.isTransmitting && !transmitLamp.read() }
             #expect(!pi.isTransmitting)
             #expect(!transmitLamp.read())
             #expect(transmitLamp.writes == [false, true, false], "the lamp flickered: \(transmitLamp.writes)")

@@ -35,27 +35,27 @@ extension EndToEndTests {
             let (a, b) = (try Device("a"), try Device("b"))
             let strangers = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
             #expect(Self.loudest(strangers.heard) < 0.001, "B played audio from a device it never paired with")
-            #expect(CallFixtures.int(strangers.listener, "received") == 0)
-            #expect(strangers.securityFigure(strangers.speaker, "untrusted_handshakes") >= 1)
-            #expect(strangers.securityFigure(strangers.listener, "handshakes") == 0)
+            #expect(strangers.listener.received == 0)
+            #expect(strangers.speaker.security.untrustedHandshakes >= 1)
+            #expect(strangers.listener.security.handshakes == 0)
 
             // Trusted one way only: still nothing.
             try b.trust(a, as: "a")
             let oneWay = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
             #expect(Self.loudest(oneWay.heard) < 0.001)
-            #expect(oneWay.securityFigure(oneWay.speaker, "untrusted_handshakes") >= 1)
+            #expect(oneWay.speaker.security.untrustedHandshakes >= 1)
 
             try a.trust(b, as: "b")
             let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
             #expect(CallFixtures.correlation(paired) > 0.8)
-            let sent = CallFixtures.int(paired.speaker, "sent_packets")
-            let unsent = paired.securityFigure(paired.speaker, "unsent_no_session")
-            #expect(CallFixtures.int(paired.listener, "received") >= sent - unsent - 2, "sent \(sent), \(unsent) before the session")
+            let sent = paired.speaker.sentPackets
+            let unsent = paired.speaker.security.unsentNoSession
+            #expect(paired.listener.received >= sent - unsent - 2, "sent \(sent), \(unsent) before the session")
             #expect(unsent < 200, "the session came up within two seconds of the call's start")
-            #expect((paired.listener["security"] as? [String: Any])?["encrypted"] as? Bool == true)
+            #expect(paired.listener.security.encrypted)
             // The caller names its peer by the key's fingerprint (the listener's session ended with the
             // caller's goodbye before it wrote its figures).
-            let peerPrints = (paired.speaker["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            let peerPrints = paired.speaker.peers.compactMap(\.fingerprint)
             #expect(peerPrints == [Fingerprint(publicKey: b.identity.publicKey).description], "\(peerPrints)")
         }
 
@@ -67,7 +67,7 @@ extension EndToEndTests {
             var injected = (replays: 0, tampered: 0, spoofed: 0)
             let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort,
                                     speakerTarget: forwarder.port) { _ in
-                usleep(2_500_000)
+                #expect(forwarder.waitForSealedPacketsTowardB(150), "the call did not start")
                 // Halfway through: send B copies of audio it already had, altered ones, and copies from elsewhere.
                 let audio = forwarder.datagrams.filter { $0.towardB && $0.bytes.first == 4 }.prefix(60).map(\.bytes)
                 for packet in audio {
@@ -86,9 +86,9 @@ extension EndToEndTests {
                 injected = (audio.count, audio.count, audio.count)
             }
             #expect(injected.replays == 60)
-            #expect(run.securityFigure(run.listener, "replay_packets") >= injected.replays * 2 + injected.spoofed)
-            #expect(run.securityFigure(run.listener, "auth_fail_packets") >= injected.tampered)
-            #expect(run.securityFigure(run.listener, "roams") == 0, "a replay from another address moved the session")
+            #expect(run.listener.security.replayPackets >= injected.replays * 2 + injected.spoofed)
+            #expect(run.listener.security.authFailPackets >= injected.tampered)
+            #expect(run.listener.security.roams == 0, "a replay from another address moved the session")
             #expect(CallFixtures.correlation(run) > 0.8, "the call went on")
 
             // What went over the wire: handshake messages and sealed packets, nothing readable.
@@ -105,7 +105,7 @@ extension EndToEndTests {
             let stats = temporaryPath("replayed.json")
             let nextPort = freeUDPPort()
             let listener = try ChildProcess.intercom([
-                "--port", "\(nextPort)", "--no-discovery", "--output-file", output, "--duration", "3", "--stats-json", stats,
+                "--port", "\(nextPort)", "--no-discovery", "--output-file", output, "--duration", "60", "--stats-json", stats,
             ])
             try #require(waitForUDPListener(port: nextPort))
             let replayer = LoopbackUDP()
@@ -113,13 +113,15 @@ extension EndToEndTests {
                 replayer.send(datagram.bytes, to: nextPort)
                 usleep(500)
             }
+            usleep(500_000)
+            listener.signal(SIGTERM)
             CallFixtures.expectClean([("listener", listener)], within: 10)
             let replayed = try CallFixtures.readStats(stats)
-            #expect(CallFixtures.int(replayed, "received") == 0)
+            #expect(replayed.received == 0)
             #expect(Self.loudest(try CallFixtures.readWAV(output).samples) < 0.001)
-            let security = replayed["security"] as? [String: Any] ?? [:]
-            #expect(CallFixtures.int(security, "handshakes") == 0)
-            #expect(CallFixtures.int(security, "auth_fail_packets") >= captured.filter { $0.towardB && $0.bytes.first == 4 }.count - 5)
+            let security = replayed.security
+            #expect(security.handshakes == 0)
+            #expect(security.authFailPackets >= captured.filter { $0.towardB && $0.bytes.first == 4 }.count - 5)
         }
 
         @Test func aStrangerDrawsNoMoreBytesThanItSendsAndAFloodLeavesTheCallAlone() throws {
@@ -167,10 +169,10 @@ extension EndToEndTests {
             let budget = Int(limits.handshakeBurst + limits.handshakesPerSecond * floodSeconds) + 2
             #expect(answers <= budget, "\(answers) handshakes answered in \(floodSeconds) s")
             // Each refused one is counted (the kernel may drop some before they are read, on a busy machine).
-            #expect(run.securityFigure(run.listener, "rate_limited") >= min(1_000, floodSent / 2))
+            #expect(run.listener.security.rateLimited >= min(1_000, floodSent / 2))
             #expect(CallFixtures.correlation(run) > 0.8, "the call in progress kept its quality")
-            let received = CallFixtures.int(run.listener, "received")
-            #expect(CallFixtures.int(run.listener, "lost") <= max(2, received / 100), "of \(received)")
+            let received = run.listener.received
+            #expect(run.listener.lost <= max(2, received / 100), "of \(received)")
         }
 
         @Test func aPeerThatChangesNetworksIsFollowedByItsAuthenticatedPackets() throws {
@@ -179,14 +181,14 @@ extension EndToEndTests {
             defer { forwarder.stop() }
             let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], listenerPort: listenerPort,
                                                    speakerTarget: forwarder.port) { _ in
-                usleep(2_000_000)
+                #expect(forwarder.waitForSealedPacketsTowardB(100), "the call did not start")
                 forwarder.roam()
             }
-            #expect(run.securityFigure(run.listener, "roams") == 1)
-            #expect(run.securityFigure(run.listener, "handshakes") == 1, "no new handshake was needed")
+            #expect(run.listener.security.roams == 1)
+            #expect(run.listener.security.handshakes == 1, "no new handshake was needed")
             #expect(CallFixtures.correlation(run) > 0.8)
-            let received = CallFixtures.int(run.listener, "received")
-            #expect(CallFixtures.int(run.listener, "lost") <= max(2, received / 100), "of \(received)")
+            let received = run.listener.received
+            #expect(run.listener.lost <= max(2, received / 100), "of \(received)")
         }
 
         @Test func anUnpairedDeviceIsCutOffWithinTwoSeconds() throws {
@@ -194,12 +196,18 @@ extension EndToEndTests {
             try a.trust(b, as: "b")
             try b.trust(a, as: "a")
             var unpairedAt = 0.0
-            let run = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph) { _ in
-                usleep(3_000_000)
+            let listenerPort = freeUDPPort()
+            let forwarder = RecordingForwarder(toB: listenerPort)
+            defer { forwarder.stop() }
+            let run = try CallFixtures.twoPeerCall(
+                speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph, listenerPort: listenerPort, speakerTarget: forwarder.port
+            ) { _ in
+                // A second and a half of the call first, however long A took to start.
+                #expect(forwarder.waitForSealedPacketsTowardB(150), "the call did not start")
                 _ = try? b.trusted.remove(matching: Fingerprint(publicKey: a.identity.publicKey).description)
                 unpairedAt = Date().timeIntervalSince1970
             }
-            let outputStart = Double(CallFixtures.int(run.listener, "output_start_ns")) / 1e9
+            let outputStart = Double(run.listener.outputStartNs) / 1e9
             let cut = Int((unpairedAt - outputStart) * 48_000)
             #expect(cut > 48_000 && cut < run.heard.count, "unpaired \(unpairedAt - outputStart) s into the output")
             let before = Array(run.heard[0..<max(0, cut)])
@@ -210,12 +218,12 @@ extension EndToEndTests {
 
         @Test func keysAreRenewedDuringACallWithoutAGap() throws {
             let run = try CallFixtures.twoPeerCall(speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"])
-            let rekeys = run.securityFigure(run.speaker, "rekeys") + run.securityFigure(run.listener, "rekeys")
+            let rekeys = run.speaker.security.rekeys + run.listener.security.rekeys
             #expect(rekeys >= 4, "\(rekeys) rekeys in a call of \(run.input.count / 48_000) s")
             let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
             let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
             #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
-            #expect(CallFixtures.int(run.listener, "lost") == 0)
+            #expect(run.listener.lost == 0)
         }
 
         @Test func threeDevicesThatPairedPairwiseAllHearTheTalker() throws {
@@ -229,32 +237,35 @@ extension EndToEndTests {
             let ports = (0..<3).map { _ in freeUDPPort() }
             let outputs = (0..<3).map { temporaryPath("three-\($0).wav") }
             let stats = (0..<3).map { temporaryPath("three-\($0).json") }
-            var processes: [(String, ChildProcess)] = []
-            for index in [1, 2] {
-                processes.append(("listener \(index)", try ChildProcess.intercom(devices[index].arguments + [
+            // The listeners run until the talker is done, then are stopped (SIGTERM leaves cleanly).
+            let listeners = try [1, 2].map { index in
+                ("listener \(index)", try ChildProcess.intercom(devices[index].arguments + [
                     "--port", "\(ports[index])", "--no-discovery", "--output-file", outputs[index],
-                    "--duration", "\(seconds + 4)", "--stats-json", stats[index],
+                    "--duration", "\(seconds + 60)", "--stats-json", stats[index],
                     "--peer", "127.0.0.1:\(ports[3 - index])",
-                ])))
+                ]))
             }
             // Speech sent before a listener has its socket is lost, and on a loaded machine a
-            // process takes seconds to get there (the listeners' durations leave room for it).
+            // process takes seconds to get there.
             for index in [1, 2] { try #require(waitForUDPListener(port: ports[index]), "listener \(index) did not start") }
-            processes.append(("talker", try ChildProcess.intercom(devices[0].arguments + [
+            let talker = try ChildProcess.intercom(devices[0].arguments + [
                 "--port", "\(ports[0])", "--no-discovery", "--peer", "127.0.0.1:\(ports[1])", "--peer", "127.0.0.1:\(ports[2])",
                 "--input-file", speechFile.path, "--duration", "\(seconds)", "--stats-json", stats[0],
-            ])))
-            CallFixtures.expectClean(processes, within: seconds + 10)
-            let talker = try CallFixtures.readStats(stats[0])
-            let sessions = (talker["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+            ])
+            CallFixtures.expectClean([("talker", talker)], within: seconds + 20)
+            usleep(500_000)
+            for (_, listener) in listeners { listener.signal(SIGTERM) }
+            CallFixtures.expectClean(listeners, within: 10)
+            let talking = try CallFixtures.readStats(stats[0])
+            let sessions = talking.peers.compactMap(\.fingerprint)
             #expect(Set(sessions) == Set([1, 2].map { Fingerprint(publicKey: devices[$0].identity.publicKey).description }), "\(sessions)")
             for index in [1, 2] {
                 let listener = try CallFixtures.readStats(stats[index])
                 let heard = try CallFixtures.readWAV(outputs[index]).samples
-                let alignment = CallFixtures.align(input: input, output: heard, senderStats: talker, receiverStats: listener)
+                let alignment = CallFixtures.align(input: input, output: heard, senderStats: talking, receiverStats: listener)
                 #expect(alignment.correlation > 0.8, "listener \(index): \(alignment.correlation)")
                 // The two listeners called each other too (the talker had left before they wrote this).
-                let peers = (listener["peers"] as? [[String: Any]] ?? []).compactMap { $0["fingerprint"] as? String }
+                let peers = listener.peers.compactMap(\.fingerprint)
                 #expect(peers == [Fingerprint(publicKey: devices[3 - index].identity.publicKey).description], "listener \(index): \(peers)")
             }
         }

@@ -87,11 +87,11 @@ extension EndToEndTests {
             #expect(result.wellMatched > 0.8, "well matched \(result.wellMatched)")
             print("lab call: waveform \(result.waveform), envelope \(result.envelope), delay spread \(result.spreadMilliseconds) ms")
             #expect(result.spreadMilliseconds < 25, "the delay moved by \(result.spreadMilliseconds) ms during the call")
-            #expect(CallFixtures.int(receiver, "lost") == 0)
-            #expect(CallFixtures.int(sender, "sent_packets") > 300)
+            #expect(receiver.lost == 0)
+            #expect(sender.sentPackets > 300)
             #expect(SignalMeasures.rms(heard) > 0.01, "B's speaker stayed silent")
             // The speaker's queue is a real device's: more than nothing, less than a second.
-            let speakerQueue = CallFixtures.double(receiver, "speaker_queue_ms")
+            let speakerQueue = receiver.speakerQueueMs
             #expect(speakerQueue > 0 && speakerQueue < 1000, "speaker queue \(speakerQueue) ms")
         }
 
@@ -210,21 +210,21 @@ extension EndToEndTests {
             #expect(blocks.filter { $0 > 0.005 }.count >= 15, "B's speaker stayed silent after it came back: \(blocks)")
             // All along, A's packets reached B.
             let (aStats, bStats) = (try CallFixtures.readStats(statsA), try CallFixtures.readStats(statsB))
-            let sent = CallFixtures.int(aStats, "sent_packets")
-            let received = CallFixtures.int(bStats, "received")
+            let sent = aStats.sentPackets
+            let received = bStats.received
             // Less what A held back while B started and their session came up.
-            let beforeSession = CallFixtures.int(aStats["security"] as? [String: Any] ?? [:], "unsent_no_session")
+            let beforeSession = aStats.security.unsentNoSession
             #expect(sent > 1_000 && beforeSession >= 0 && received >= sent - beforeSession - 10, "A sent \(sent) (\(beforeSession) before the session), B received \(received)")
             // The statistics say what befell each device.
-            let device = { (stats: [String: Any], role: String) in stats["\(role)_device"] as? [String: Any] ?? [:] }
-            let aSpeaker = device(aStats, "playback")
-            #expect(aSpeaker["name"] as? String == missing && aSpeaker["open"] as? Bool == false, "\(aSpeaker)")
-            #expect(CallFixtures.int(aSpeaker, "faults") == 1 && CallFixtures.int(aSpeaker, "recoveries") == 0, "\(aSpeaker)")
-            #expect(device(aStats, "capture")["open"] as? Bool == true && CallFixtures.int(device(aStats, "capture"), "faults") == 0)
-            let bSpeaker = device(bStats, "playback")
-            #expect(bSpeaker["open"] as? Bool == true, "\(bSpeaker)")
-            #expect(CallFixtures.int(bSpeaker, "faults") >= 1, "\(bSpeaker)")
-            #expect(CallFixtures.int(bSpeaker, "recoveries") == CallFixtures.int(bSpeaker, "faults"), "\(bSpeaker)")
+            let aSpeaker = try #require(aStats.playbackDevice)
+            #expect(aSpeaker.name == missing && !aSpeaker.open, "\(aSpeaker)")
+            #expect(aSpeaker.faults == 1 && aSpeaker.recoveries == 0, "\(aSpeaker)")
+            let aMicrophone = try #require(aStats.captureDevice)
+            #expect(aMicrophone.open && aMicrophone.faults == 0, "\(aMicrophone)")
+            let bSpeaker = try #require(bStats.playbackDevice)
+            #expect(bSpeaker.open, "\(bSpeaker)")
+            #expect(bSpeaker.faults >= 1, "\(bSpeaker)")
+            #expect(bSpeaker.recoveries == bSpeaker.faults, "\(bSpeaker)")
         }
     }
 }

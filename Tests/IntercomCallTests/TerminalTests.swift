@@ -43,7 +43,7 @@ extension EndToEndTests {
             let output = temporaryPath("ptt-out.wav")
             let stats = temporaryPath("ptt-b.json")
             let listener = try ChildProcess.intercom([
-                "--port", "\(portB)", "--no-discovery", "--output-file", output, "--duration", "14", "--stats-json", stats,
+                "--port", "\(portB)", "--no-discovery", "--output-file", output, "--duration", "60", "--stats-json", stats,
                 "--name", "bo@desk",
             ])
             let tmux = Tmux()
@@ -54,13 +54,20 @@ extension EndToEndTests {
             #expect(idle.contains("bo@desk"), "the peer is not on the screen:\n\(idle)")
             #expect(idle.contains(" rx "), "\(idle)")
 
-            // Hold space for two seconds, as a terminal reports it: a press, then repeats.
+            // Hold space for two seconds, as a terminal reports it: a press, then repeats. Each key
+            // is a tmux command, which a loaded machine may run late: how long the keys kept the
+            // talk key held is worked out from when they went (the first repeat may come 650 ms
+            // after the press, the next ones 150 ms apart).
             let held = Date()
             _ = try tmux.run(["send-keys", "-t", "ptt", " "])
+            var lastKey = Date()
+            var keptHeld = 0.0
             usleep(400_000)
             var transmitting = try tmux.screen("ptt")
             while Date().timeIntervalSince(held) < 2 {
                 _ = try tmux.run(["send-keys", "-t", "ptt", " "])
+                keptHeld += min(Date().timeIntervalSince(lastKey), keptHeld == 0 ? 0.65 : 0.15)
+                lastKey = Date()
                 usleep(30_000)
                 if Date().timeIntervalSince(held) > 1 && !transmitting.contains(" TX ") { transmitting = try tmux.screen("ptt") }
             }
@@ -73,19 +80,20 @@ extension EndToEndTests {
             let closed = try tmux.screen("ptt", within: 10) { $0.contains("EXITED") }
             #expect(closed.contains("EXITED 0"), "\(closed)")
             #expect(!closed.contains("mode ptt"), "the status screen is still shown after quitting:\n\(closed)")
-            #expect(listener.wait(seconds: 20) == 0, "\(listener.standardError)")
+            listener.signal(SIGTERM)
+            #expect(listener.wait(seconds: 10) == 0, "\(listener.standardError)")
 
             // What B heard: speech while the key was held (plus at most the hold timeout), silence otherwise.
             let heard = try CallFixtures.readWAV(output).samples
             let receiver = try CallFixtures.readStats(stats)
-            let outputStart = Double(CallFixtures.int(receiver, "output_start_ns")) / 1e9
+            let outputStart = Double(receiver.outputStartNs) / 1e9
             let heldFrom = held.timeIntervalSince1970 - outputStart
             let heldUntil = released.timeIntervalSince1970 - outputStart
             let blocks = SignalMeasures.blockRMS(heard, block: 4_800)  // 100 ms
             let loud = blocks.indices.filter { blocks[$0] > 0.005 }.map { Double($0) / 10 }
             #expect(!loud.isEmpty)
             #expect(loud.allSatisfy { $0 >= heldFrom - 0.2 && $0 <= heldUntil + 1.0 }, "sound outside the hold \(heldFrom)…\(heldUntil): \(loud)")
-            #expect(Double(loud.count) / 10 > 1.0, "only \(loud.count) loud blocks while holding for 2 s")
+            #expect(Double(loud.count) / 10 > min(1.0, keptHeld / 2), "only \(loud.count) loud blocks while the keys held it for \(keptHeld) s")
         }
 
         @Test(arguments: ["C-c", "SIGTERM"])

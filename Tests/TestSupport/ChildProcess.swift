@@ -125,28 +125,6 @@ public func isListeningOnUDP(port: Int) -> Bool {
     }
 }
 
-/// Waits until something listens on UDP `port`: a process started on a loaded machine may take
-/// seconds to get there, and datagrams sent before then are lost. Returns whether it happened
-/// within `seconds`.
-public func waitForUDPListener(port: Int, seconds: Double = 20) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !isListeningOnUDP(port: port) {
-        guard Date() < deadline else { return false }
-        usleep(20_000)
-    }
-    return true
-}
-
-/// `waitForUDPListener` for async tests, without holding one of the runner's threads.
-public func waitForUDPListeners(ports: [Int], seconds: Double = 20) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !ports.allSatisfy(isListeningOnUDP(port:)) {
-        guard Date() < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    return true
-}
-
 /// A fresh temporary file path for a test.
 public func temporaryPath(_ name: String) -> String {
     FileManager.default.temporaryDirectory.appendingPathComponent("intercom-test-\(getpid())-\(UUID().uuidString.prefix(8))-\(name)").path

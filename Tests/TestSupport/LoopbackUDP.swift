@@ -92,6 +92,14 @@ public final class RecordingForwarder: @unchecked Sendable {
 
     public var datagrams: [Datagram] { lock.withLock { recorded } }
 
+    /// Waits until `count` sealed packets (type 4: the call's audio and reports) have gone
+    /// toward B, so that the call is known to be under way however long A took to start.
+    public func waitForSealedPacketsTowardB(_ count: Int, seconds: Double = 20) -> Bool {
+        waitUntil(seconds: seconds, every: .milliseconds(20)) {
+            lock.withLock { recorded.lazy.filter { $0.towardB && $0.bytes.first == 4 }.count } >= count
+        } != nil
+    }
+
     /// From now on, B hears A from a new port.
     public func roam() {
         let fresh = LoopbackUDP()

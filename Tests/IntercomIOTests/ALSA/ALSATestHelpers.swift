@@ -55,12 +55,6 @@ func whileCapturing<ActionResult: Sendable>(
 /// The capture thread ended without a report (it cannot: it always leaves one).
 struct CaptureFailure: Error {}
 
-/// Waits until `condition` holds, for up to `timeout`; the caller checks what it waited for.
-func waitUntil(timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-}
-
 /// A value handed from one thread to another.
 final class Mailbox<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()

@@ -5,12 +5,8 @@ import Testing
 import TestSupport
 
 @Suite struct FileEndpointTests {
-    static func temporaryPath(_ name: String) -> String {
-        TestSupport.temporaryPath(name)
-    }
-
     @Test func outputsAreTheOwnersAloneAndNeverWrittenThroughALink() throws {
-        let output = Self.temporaryPath("private.wav")
+        let output = temporaryPath("private.wav")
         let sink = try WAVFileSink(path: output, frameSamples: 480)
         sink.close()
         var status = stat()
@@ -18,17 +14,17 @@ import TestSupport
         #expect(status.st_mode & 0o777 == 0o600)
 
         // Someone else's file behind a link keeps its contents.
-        let victim = Self.temporaryPath("victim")
+        let victim = temporaryPath("victim")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
-        let link = Self.temporaryPath("link.wav")
+        let link = temporaryPath("link.wav")
         symlink(victim, link)
         #expect(throws: AudioEndpointError.self) { try WAVFileSink(path: link, frameSamples: 480) }
-        let statsLink = Self.temporaryPath("stats-link.json")
+        let statsLink = temporaryPath("stats-link.json")
         symlink(victim, statsLink)
         #expect(throws: PrivateFileError.self) { try PrivateFile.writeOutput(statsLink, Array("{}".utf8)) }
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
 
-        let stats = Self.temporaryPath("stats.json")
+        let stats = temporaryPath("stats.json")
         try PrivateFile.writeOutput(stats, Array("{}".utf8))
         lstat(stats, &status)
         #expect(status.st_mode & 0o777 == 0o600)
@@ -42,7 +38,7 @@ import TestSupport
             let value = Float(0.5 * sin(2 * Double.pi * 440 * Double(i) / 44_100))
             samples += [value, value]
         }
-        let path = Self.temporaryPath("stereo44.wav")
+        let path = temporaryPath("stereo44.wav")
         try Data(WAVCodec.encode(.init(sampleRate: 44_100, channels: 2, samples: samples))).write(to: URL(fileURLWithPath: path))
 
         let source = try WAVFileSource(path: path, frameSamples: 480)
@@ -62,7 +58,7 @@ import TestSupport
     }
 
     @Test func sourceEndsWithSilenceAndSaysSo() throws {
-        let path = Self.temporaryPath("short.wav")
+        let path = temporaryPath("short.wav")
         let audio = WAVCodec.Audio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.25, count: 700))
         try Data(WAVCodec.encode(audio)).write(to: URL(fileURLWithPath: path))
         let source = try WAVFileSource(path: path, frameSamples: 480)
@@ -75,9 +71,9 @@ import TestSupport
     }
 
     @Test func unreadableOrInvalidFilesNameTheFile() throws {
-        let missing = Self.temporaryPath("missing.wav")
+        let missing = temporaryPath("missing.wav")
         #expect(throws: AudioEndpointError.self) { try WAVFileSource(path: missing, frameSamples: 480) }
-        let junk = Self.temporaryPath("junk.wav")
+        let junk = temporaryPath("junk.wav")
         try Data("not a wav".utf8).write(to: URL(fileURLWithPath: junk))
         do {
             _ = try WAVFileSource(path: junk, frameSamples: 480)
@@ -88,7 +84,7 @@ import TestSupport
     }
 
     @Test func sinkWritesAPlayableFileAsItGoes() throws {
-        let path = Self.temporaryPath("out.wav")
+        let path = temporaryPath("out.wav")
         let sink = try WAVFileSink(path: path, frameSamples: 480)
         let frame = [Float](repeating: 0.5, count: 480)
         for _ in 0..<120 { try sink.write(frame) }
