@@ -170,7 +170,7 @@ def run_call(lab, impl, binary, workdir, tag, program_path, program, profile, po
             raise ValueError(impl)
         time.sleep(settle)
         for p in procs + [relay]:
-            if p.status is None and p.popen.poll() is not None:
+            if p.status is None and p.poll() is not None:
                 raise RuntimeError(f"{tag}: {p.args[0]} ended early; see {workdir}/{tag}-*.log")
         inj = lab.inject(program_path, "mic_a", workdir / f"{tag}-inject.log")
         inj.wait(timeout=seconds + 10)
@@ -306,7 +306,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
         procs = peers["A"] + peers["B"]
         time.sleep(settle)
         for p in procs:
-            if p.popen.poll() is not None:
+            if p.poll() is not None:
                 raise RuntimeError(f"{tag}: {p.args[0]} ended early; see {workdir}/{tag}-*.log")
         inj = [lab.inject(talk_path, dev, workdir / f"{tag}-inject-{dev}.log") for dev in ("mic_a", "mic_b")]
         t0 = time.monotonic()

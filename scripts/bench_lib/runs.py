@@ -90,16 +90,32 @@ class Proc:
                     self.mappings_kb, mapped_at_kb, mapped_time = mappings, self.vm_hwm_kb, time.monotonic()
             time.sleep(0.05)
 
+    def poll(self):
+        """The exit code if the process has ended (reaping it, rusage kept), else None."""
+        if self.status is not None:
+            return self.popen.returncode
+        try:
+            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            # Reaped elsewhere (subprocess's own poll): its exit code is all there is.
+            self.status = self.popen.returncode if self.popen.returncode is not None else -1
+            self.wall = time.monotonic() - self.started
+            self.log.close()
+            return self.popen.returncode
+        if pid != self.pid:
+            return None
+        self.status, self.rusage = status, ru
+        self.wall = time.monotonic() - self.started
+        self.popen.returncode = os.waitstatus_to_exitcode(status)
+        self.log.close()
+        return self.popen.returncode
+
     def wait(self, timeout=None):
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
-            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
-            if pid == self.pid:
-                self.status, self.rusage = status, ru
-                self.wall = time.monotonic() - self.started
-                self.popen.returncode = os.waitstatus_to_exitcode(status)
-                self.log.close()
-                return self.popen.returncode
+            code = self.poll()
+            if self.status is not None:
+                return code
             if deadline is not None and time.monotonic() > deadline:
                 self.stop()
                 deadline = None
@@ -120,6 +136,9 @@ class Proc:
 
     @property
     def cpu_seconds(self):
+        """NaN for a process reaped by someone else: its rusage is gone with it."""
+        if self.rusage is None:
+            return float("nan")
         return self.rusage.ru_utime + self.rusage.ru_stime
 
     @property

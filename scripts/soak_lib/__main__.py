@@ -270,7 +270,7 @@ class Soak:
     def check_alive(self):
         for name, p in self.peers.items():
             if not p.alive() and p.lives[-1][2] is None:
-                rc = p.proc.popen.poll()
+                rc = p.proc.poll()
                 p.lives[-1][1], p.lives[-1][2] = time.monotonic(), rc
                 self.notes.append(f"peer {name} (pid {p.proc.pid}) ended by itself with status {rc}")
 

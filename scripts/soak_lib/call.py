@@ -15,6 +15,7 @@ from bench_lib.runs import Ports, Proc
 PEERS = ("A", "B", "C")
 # The links, each through one relay: (side A of the relay, side B of the relay).
 LINKS = (("A", "B"), ("A", "C"), ("B", "C"))
+RELAY_START_ATTEMPTS = 3
 
 
 def run(args, **kw):
@@ -67,21 +68,31 @@ class Relay:
         if self.proc is not None:
             self.proc.interrupt()
             self.proc.wait(timeout=5)
-        self.count += 1
-        log = self.workdir / f"relay-{self.name}-{self.count}.log"
-        self.proc = Proc([self.binary, "relay", "--listen-a", f"127.0.0.1:{self.listen_a}", "--listen-b",
-                          f"127.0.0.1:{self.listen_b}", "--peer-b", f"127.0.0.1:{self.peer_b}", "--network", a_to_b,
-                          "--network-back", b_to_a], log)
-        self.profile = (a_to_b, b_to_a)
-        # It runs once both its sockets are bound (its own words reach the log only at exit).
-        for _ in range(250):
-            if not Ports._free(self.listen_a) and not Ports._free(self.listen_b):
+        # A port the last relay let go of may be taken for a moment by another program that
+        # looked for a free one: try again a few times before the change counts as not made.
+        for attempt in range(RELAY_START_ATTEMPTS):
+            self.count += 1
+            log = self.workdir / f"relay-{self.name}-{self.count}.log"
+            self.proc = Proc([self.binary, "relay", "--listen-a", f"127.0.0.1:{self.listen_a}", "--listen-b",
+                              f"127.0.0.1:{self.listen_b}", "--peer-b", f"127.0.0.1:{self.peer_b}", "--network", a_to_b,
+                              "--network-back", b_to_a], log)
+            # It runs once both its sockets are bound (its own words reach the log only at exit).
+            for _ in range(250):
+                if not Ports._free(self.listen_a) and not Ports._free(self.listen_b):
+                    break
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.02)
+            if self.proc.status is None and not Ports._free(self.listen_a):
                 break
-            if self.proc.popen.poll() is not None:
-                raise RuntimeError(f"relay {self.name} ended: {log.read_text(errors='replace')}")
-            time.sleep(0.02)
-        else:
-            raise RuntimeError(f"relay {self.name} did not start with {a_to_b}/{b_to_a}")
+            self.proc.stop()
+            self.proc.wait(timeout=5)
+            if attempt + 1 == RELAY_START_ATTEMPTS:
+                self.proc = None
+                raise RuntimeError(f"relay {self.name} did not start with {a_to_b}/{b_to_a}: "
+                                   f"{log.read_text(errors='replace')[-300:]}")
+            time.sleep(0.5)
+        self.profile = (a_to_b, b_to_a)
         self.history.append((time.monotonic(), a_to_b, b_to_a, self.proc.pid))
 
     def stop(self):
@@ -125,7 +136,7 @@ class Peer:
         return self.dir / f"daemon-{len(self.lives)}.log"
 
     def alive(self):
-        return self.proc is not None and self.proc.status is None and self.proc.popen.poll() is None
+        return self.proc is not None and self.proc.status is None and self.proc.poll() is None
 
     def signal(self, sig):
         os.kill(self.proc.pid, sig)
