@@ -78,8 +78,13 @@ extension EndToEndTests {
             var stranger = Stranger(target: listenerPort)
             // Measured once the call runs (a loaded machine may take seconds to start it).
             try #require(waitForUDPListener(port: listenerPort))
-            usleep(800_000)
-            let before = Self.residentMegabytes(listener.pid)
+            // Once start-up is over: two readings 300 ms apart within 0.2 MB of each other.
+            var before = -1.0
+            _ = waitUntil(seconds: 10, every: .milliseconds(300)) {
+                let now = Self.residentMegabytes(listener.pid)
+                defer { before = now }
+                return abs(now - before) < 0.2
+            }
 
             // Lying lengths: a CSRC count, an extension and padding longer than the packet; RTCP
             // lengths of 0 and 0xFFFF, SDES without its terminator, a BYE reason past the end; and

@@ -172,10 +172,11 @@ extension EndToEndTests {
             let missing = "intercom_test_no_such_speaker"
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
             let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
-            let seconds = 14.0
+            // Both run until the test has seen what it needs, then are stopped (SIGTERM leaves cleanly).
+            let seconds = 60.0
             let b = try ChildProcess(ChildProcess.intercomPath, [
                 "--capture", labs[1].alsaName("mic_b"), "--playback", labs[2].alsaName("spk_b"), "--port", "\(portB)",
-                "--no-discovery", "--mode", "open", "--duration", "\(seconds + 5)", "--stats-json", statsB,
+                "--no-discovery", "--mode", "open", "--duration", "\(seconds)", "--stats-json", statsB,
             ], environment: AudioLab.environment(combining: [labs[1], labs[2]]))
             // A's speaker does not exist: A says so once, and its microphone still talks to B.
             let a = try ChildProcess(ChildProcess.intercomPath, [
@@ -193,7 +194,15 @@ extension EndToEndTests {
             try labs[2].plug("spk_b")
             let recordingPath = temporaryPath("spk_b-after.raw")
             let recorder = try labs[2].record("spk_b", to: recordingPath)
-            try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
+            // B tries its speaker again 0.5, 1 and then every 2 s: once it is back, six seconds of call.
+            try await waitUntil(timeout: .seconds(20)) { b.standardError.contains("is back") }
+            try await Task.sleep(for: .seconds(6))
+            // A first, so that B hears the last of what A sent.
+            a.signal(SIGTERM)
+            try await CallFixtures.expectClean([("a", a)], within: 15)
+            try await Task.sleep(for: .milliseconds(500))
+            b.signal(SIGTERM)
+            try await CallFixtures.expectClean([("b", b)], within: 15)
             let heard = try await offTheRunner { try labs[2].finishRecording(recorder, path: recordingPath) }
 
             let aWarnings = a.standardError.split(separator: "\n").filter { $0.contains("warning") && $0.contains(missing) }
@@ -203,7 +212,7 @@ extension EndToEndTests {
             let speaker = "'\(labs[2].alsaName("spk_b"))'"
             #expect(bLines.filter { $0.contains("warning") && $0.contains(speaker) }.count == 1, "\(b.standardError)")
             #expect(bLines.contains { $0.contains(speaker) && $0.contains("is back") }, "\(b.standardError)")
-            // The speech came out of B's speaker again once it was back: of the ~6 s recorded,
+            // The speech came out of B's speaker again once it was back: of the 6 s and more recorded,
             // at least 1.5 s of sound (a pulled sink plays exact zeros; the quiet ends of
             // words sit near 0.005).
             let blocks = SignalMeasures.blockRMS(heard, block: 4_800)
