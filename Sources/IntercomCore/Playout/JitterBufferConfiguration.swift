@@ -16,8 +16,9 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var delayHistoryTimeConstant: UInt64
     /// How fast a sudden delay peak is forgotten, counted in received media.
     public var peakDelayTimeConstant: UInt64
-    /// How fast both are forgotten once arrivals have been calm for a while (every recent
-    /// delay well below the budget): the link became clean, and its delay should follow.
+    /// How fast both are forgotten once arrivals are calm (the median delay of the last half
+    /// second or so below a quarter of the budget): the link became clean, and its delay should
+    /// follow. After two of these the late spell is forgotten.
     public var calmDelayTimeConstant: UInt64
     /// Longest run of concealment before switching to comfort silence.
     public var maximumConcealment: UInt64
