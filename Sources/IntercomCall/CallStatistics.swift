@@ -195,6 +195,11 @@ public struct StreamStatistics: Codable, Sendable {
     public var currentDelayMs: Double
     public var targetDelayMs: Double
     public var jitterMs: Double
+    /// What the jitter buffer judges calm by: the typical recent arrival delay against the
+    /// delay budgeted for the network (calm below a quarter of it), and how long it has been calm.
+    public var typicalArrivalDelayMs: Double
+    public var networkBudgetMs: Double
+    public var calmSeconds: Double
     public var playoutRate: Double
     /// RMS of the last period played, 0...1.
     public var level: Double
@@ -210,6 +215,9 @@ extension StreamStatistics {
             currentDelayMs: MediaTime.milliseconds(nanoseconds: Double(statistics.currentDelay)),
             targetDelayMs: MediaTime.milliseconds(nanoseconds: Double(statistics.targetDelay)),
             jitterMs: MediaTime.milliseconds(nanoseconds: statistics.interarrivalJitterNanoseconds),
+            typicalArrivalDelayMs: MediaTime.milliseconds(nanoseconds: Double(statistics.typicalArrivalDelay)),
+            networkBudgetMs: MediaTime.milliseconds(nanoseconds: Double(statistics.networkBudget)),
+            calmSeconds: MediaTime.seconds(nanoseconds: Double(statistics.calmDuration)),
             playoutRate: stream.playoutRate, level: Double(stream.level)
         )
     }

@@ -142,7 +142,8 @@ class Soak:
                         who = by_ssrc.get(stream.get("ssrc"), "?")
                         s["streams"][who.removeprefix("soak-").upper() if who else "?"] = {
                             k: stream.get(k) for k in ("current_delay_ms", "target_delay_ms", "jitter_ms", "received",
-                                                       "lost", "recovered_fec", "concealed", "late", "playout_rate")}
+                                                       "lost", "recovered_fec", "concealed", "late", "playout_rate",
+                                                       "typical_arrival_delay_ms", "network_budget_ms", "calm_seconds")}
                     s["speaker_queue_ms"] = c.get("speaker_queue_ms")
                     s["playback"] = c.get("playback_device")
                     s["capture"] = c.get("capture_device")

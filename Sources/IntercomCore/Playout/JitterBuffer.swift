@@ -94,6 +94,9 @@ public struct JitterBuffer: Sendable {
         statistics.currentDelay = currentDelay
         statistics.targetDelay = targetDelay
         statistics.interarrivalJitter = interarrivalJitter.jitter
+        statistics.typicalArrivalDelay = networkDelay.typicalDelay
+        statistics.networkBudget = networkDelay.budget
+        statistics.calmDuration = networkDelay.calmDuration
         return statistics
     }
 

@@ -18,6 +18,13 @@ public struct JitterBufferStatistics: Sendable, Equatable {
     public var targetDelay: UInt64 = 0
     /// RFC 3550 interarrival jitter in 48 kHz timestamp units.
     public var interarrivalJitter: Double = 0
+    /// The typical recent arrival delay (the median of the last half second or so) and the
+    /// delay budgeted for the network, in nanoseconds: arrivals are calm when the first is below
+    /// a quarter of the second.
+    public var typicalArrivalDelay: UInt64 = 0
+    public var networkBudget: UInt64 = 0
+    /// How much media the calm has lasted so far (0 while arrivals are not calm), in nanoseconds.
+    public var calmDuration: UInt64 = 0
 
     /// Creates statistics with every counter at zero.
     public init() {}

@@ -98,6 +98,11 @@ struct NetworkDelayEstimator: Sendable {
         budget = UInt64(min(remembered, ceiling))
     }
 
+    /// The typical recent delay: the median of the last half second or so, in nanoseconds.
+    var typicalDelay: UInt64 { recent.quantile }
+    /// How much media the calm has lasted (0 while arrivals are not calm).
+    var calmDuration: UInt64 { calm?.duration ?? 0 }
+
     /// What the two views remember.
     private var remembered: Double { max(Double(histogram.quantile), lateness.peak) }
 
