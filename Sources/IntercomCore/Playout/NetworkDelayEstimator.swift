@@ -6,7 +6,8 @@
 /// Both views forget slowly (a lone stall stays a small share of what they remember, and jitter
 /// that pauses and comes back still has its budget). Arrivals are calm when the typical recent
 /// delay (the median of the last half second or so) is well below the budget: the link became
-/// clean. Lone stalls, as a busy host has, do not move that median. While calm, the budget is
+/// clean. Lone stalls, as a busy host has, do not move that median, and an excursion of it
+/// shorter than half a calm time constant does not end the calm. While calm, the budget is
 /// capped by a ceiling that holds for `calmTimeConstant` and then comes down within a few more
 /// to what the calm link itself needs: twice its typical delay plus `calmMargin`, and the late
 /// bursts that recurred since the calm began. After `forgetAfterCalm` calm time constants the
@@ -26,6 +27,8 @@ struct NetworkDelayEstimator: Sendable {
         var lateness = RecurringLateness()
         /// Whether the late spell before the calm has been forgotten.
         var forgotten = false
+        /// How much media the typical delay has now been above the calm threshold.
+        var excursion: UInt64 = 0
     }
 
     private var histogram: DelayHistogram
@@ -111,10 +114,19 @@ struct NetworkDelayEstimator: Sendable {
     private mutating func calmCeiling(frameDuration: UInt64) -> Double {
         let typical = Double(recent.quantile)
         guard typical < remembered / 4 else {
+            // A short excursion does not end the calm: on a busy host the typical delay of a
+            // clean link steps up by several milliseconds now and then for a moment. Lateness
+            // that lasts does.
+            if var current = calm, current.excursion + frameDuration <= calmTimeConstant / 2 {
+                current.excursion += frameDuration
+                calm = current
+                return current.ceiling
+            }
             calm = nil
             return .infinity
         }
         var current = calm ?? Calm(ceiling: remembered)
+        current.excursion = 0
         current.duration += frameDuration
         if current.duration <= calmTimeConstant {
             // Lateness that is still growing is no late spell that ended.
