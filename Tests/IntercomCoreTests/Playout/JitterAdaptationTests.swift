@@ -114,48 +114,70 @@ struct JitterAdaptationTests {
         #expect(delayAtSecond[frames / 100 - 1]! + 5 * millisecond >= before, "below the clean link's delay")
     }
 
+    /// What playout did in 15 s of a steady link (jitter `steadyJitter`), 20 s of 10 % loss and
+    /// 30 ms jitter, then 20 s of the steady link again, every arrival passed through `arriving`
+    /// (which sees it on the receiver's clock, from its start).
+    struct SpellThenClean {
+        static let (onset, calm, frames) = (1_500, 3_500, 5_500)
+        /// The delay after each pull, by pull.
+        var delays: [Int: UInt64] = [:]
+        /// The longest calm within 3 s of the link becoming clean.
+        var longestCalm: UInt64 = 0
+
+        init(steadyJitter: UInt64, seed: UInt64, arriving: (_ sinceStart: UInt64, _ arrival: UInt64) -> UInt64) {
+            let packets = FakeSender().packets(slots: Self.frames)
+            let clock = ReceiverClock()
+            let steady = NetworkConditions(baseDelay: JitterAdaptationTests.steadyDelay, jitter: steadyJitter, protectedEnds: 0)
+            let impaired = NetworkConditions(baseDelay: JitterAdaptationTests.steadyDelay, jitter: 30 * millisecond, loss: .random(rate: 0.1), protectedEnds: 0)
+            let phases = [
+                NetworkRun(packets: Array(packets[..<Self.onset]), conditions: steady, clock: clock, seed: seed),
+                NetworkRun(packets: Array(packets[Self.onset..<Self.calm]), conditions: impaired, clock: clock, seed: seed + 1),
+                NetworkRun(packets: Array(packets[Self.calm...]), conditions: steady, clock: clock, seed: seed + 2),
+            ]
+            let deliveries = phases.flatMap(\.deliveries).map { delivery in
+                Delivery(arrival: arriving(delivery.arrival - clock.offset, delivery.arrival), packet: delivery.packet)
+            }.sorted { ($0.arrival, $0.packet.index) < ($1.arrival, $1.packet.index) }
+            let stream = ReceiveStream(decoder: ConstantLevelDecoder(level: 0.001), rateAdjuster: LinearRateAdjuster())
+            var delays: [Int: UInt64] = [:]
+            var longestCalm: UInt64 = 0
+            PlayoutSimulation().run(stream, deliveries: deliveries, pulls: Self.frames + 20, afterPull: { pull in
+                delays[pull.index] = stream.statistics.currentDelay
+                if (Self.calm..<Self.calm + 300).contains(pull.index) { longestCalm = max(longestCalm, stream.statistics.calmDuration) }
+            })
+            (self.delays, self.longestCalm) = (delays, longestCalm)
+        }
+
+        /// The median delay over the 5 s before the spell.
+        var before: UInt64 { (Self.onset - 500..<Self.onset).map { delays[$0]! }.sorted()[250] }
+        /// The delays 5-10 s after the link became clean.
+        var afterwards: [UInt64] { (Self.calm + 500..<Self.calm + 1_000).map { delays[$0]! } }
+        var byHalfSecond: [String] {
+            stride(from: Self.calm - 100, to: Self.calm + 1_000, by: 50).map { "\(($0 - Self.calm) * 10) ms: \(delays[$0]! / millisecond)" }
+        }
+    }
+
     /// A clean link on a busy machine is clean but for stalls: now and then the receiving
     /// thread is held up for 20 ms and the packets of that time arrive together. A lone stall
     /// after a spell of loss and jitter must not bring back the spell's budget: the delay is
     /// still within 10 ms of where it was before, all through 5-10 s after the link became clean.
     @Test(arguments: [900 * millisecond, 1_300 * millisecond, 2_100 * millisecond])
     func stallsOnTheCleanLinkAfterLossAndJitterDoNotKeepTheDelayUp(stallEvery: UInt64) {
-        let (onset, calm, frames) = (1_500, 3_500, 5_500)
-        let packets = FakeSender().packets(slots: frames)
-        let clock = ReceiverClock()
-        let steady = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 3 * millisecond, protectedEnds: 0)
-        let impaired = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 30 * millisecond, loss: .random(rate: 0.1), protectedEnds: 0)
-        let phases = [
-            NetworkRun(packets: Array(packets[..<onset]), conditions: steady, clock: clock, seed: 8),
-            NetworkRun(packets: Array(packets[onset..<calm]), conditions: impaired, clock: clock, seed: 9),
-            NetworkRun(packets: Array(packets[calm...]), conditions: steady, clock: clock, seed: 10),
-        ]
         let stallLength = 20 * millisecond
-        let deliveries = phases.flatMap(\.deliveries).map { delivery in
+        let run = SpellThenClean(steadyJitter: 3 * millisecond, seed: 8) { sinceStart, arrival in
             // Whatever arrives during a stall is taken in when it ends.
-            let intoStall = (delivery.arrival - clock.offset) % stallEvery
-            guard intoStall < stallLength else { return delivery }
-            return Delivery(arrival: delivery.arrival - intoStall + stallLength, packet: delivery.packet)
-        }.sorted { ($0.arrival, $0.packet.index) < ($1.arrival, $1.packet.index) }
-        let stream = ReceiveStream(decoder: ConstantLevelDecoder(level: 0.001), rateAdjuster: LinearRateAdjuster())
-        var delays: [Int: UInt64] = [:]
-        var longestCalm: UInt64 = 0
-        PlayoutSimulation().run(stream, deliveries: deliveries, pulls: frames + 20, afterPull: { pull in
-            delays[pull.index] = stream.statistics.currentDelay
-            if (calm..<calm + 300).contains(pull.index) { longestCalm = max(longestCalm, stream.statistics.calmDuration) }
-        })
+            let intoStall = sinceStart % stallEvery
+            return intoStall < stallLength ? arrival - intoStall + stallLength : arrival
+        }
         // The statistics show why: within 3 s of the link becoming clean, arrivals were calm for
         // the 2 s after which the late spell is forgotten, the stalls notwithstanding (the calm
         // then ends: the budget is the clean link's own again).
-        #expect(longestCalm >= 2_000 * millisecond, "calm for \(longestCalm / millisecond) ms at most")
-        let before = (onset - 500..<onset).map { delays[$0]! }.sorted()[250]
-        let impairedDelay = delays[calm]!
+        #expect(run.longestCalm >= 2_000 * millisecond, "calm for \(run.longestCalm / millisecond) ms at most")
+        let before = run.before
+        let impairedDelay = run.delays[SpellThenClean.calm]!
         #expect(impairedDelay >= before + 12 * millisecond, "the delay never grew: \(before) → \(impairedDelay)")
-        let afterwards = (calm + 500..<calm + 1_000).map { delays[$0]! }
-        let worst = afterwards.max()!
-        let byHalfSecond = stride(from: calm - 100, to: calm + 1_000, by: 50).map { "\(($0 - calm) * 10) ms: \(delays[$0]! / millisecond)" }
-        #expect(worst <= before + 10 * millisecond, "\(before / millisecond) ms before, up to \(worst / millisecond) ms 5-10 s after: \(byHalfSecond)")
-        #expect(afterwards.min()! + 10 * millisecond >= before, "below the clean link's delay: \(byHalfSecond)")
+        let worst = run.afterwards.max()!
+        #expect(worst <= before + 10 * millisecond, "\(before / millisecond) ms before, up to \(worst / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
+        #expect(run.afterwards.min()! + 10 * millisecond >= before, "below the clean link's delay: \(run.byHalfSecond)")
     }
 
     /// On a busy host the typical delay of a clean link steps up now and then for a moment (here
@@ -163,34 +185,14 @@ struct JitterAdaptationTests {
     /// does not end the calm after a spell of loss and jitter: the spell is forgotten within 3 s
     /// and the delay is back within 10 ms of where it was, 5-10 s after the link became clean.
     @Test func shortStepsOfTheTypicalDelayDoNotEndTheCalm() {
-        let (onset, calm, frames) = (1_500, 3_500, 5_500)
-        let packets = FakeSender().packets(slots: frames)
-        let clock = ReceiverClock()
-        let steady = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 1 * millisecond, protectedEnds: 0)
-        let impaired = NetworkConditions(baseDelay: Self.steadyDelay, jitter: 30 * millisecond, loss: .random(rate: 0.1), protectedEnds: 0)
-        let phases = [
-            NetworkRun(packets: Array(packets[..<onset]), conditions: steady, clock: clock, seed: 11),
-            NetworkRun(packets: Array(packets[onset..<calm]), conditions: impaired, clock: clock, seed: 12),
-            NetworkRun(packets: Array(packets[calm...]), conditions: steady, clock: clock, seed: 13),
-        ]
         let (stepEvery, stepLength, step) = (1_700 * millisecond, 300 * millisecond, 12 * millisecond)
-        let deliveries = phases.flatMap(\.deliveries).map { delivery in
-            guard (delivery.arrival - clock.offset) % stepEvery < stepLength else { return delivery }
-            return Delivery(arrival: delivery.arrival + step, packet: delivery.packet)
-        }.sorted { ($0.arrival, $0.packet.index) < ($1.arrival, $1.packet.index) }
-        let stream = ReceiveStream(decoder: ConstantLevelDecoder(level: 0.001), rateAdjuster: LinearRateAdjuster())
-        var delays: [Int: UInt64] = [:]
-        var longestCalm: UInt64 = 0
-        PlayoutSimulation().run(stream, deliveries: deliveries, pulls: frames + 20, afterPull: { pull in
-            delays[pull.index] = stream.statistics.currentDelay
-            if (calm..<calm + 300).contains(pull.index) { longestCalm = max(longestCalm, stream.statistics.calmDuration) }
-        })
-        #expect(longestCalm >= 2_000 * millisecond, "calm for \(longestCalm / millisecond) ms at most")
-        let before = (onset - 500..<onset).map { delays[$0]! }.sorted()[250]
-        let afterwards = (calm + 500..<calm + 1_000).map { delays[$0]! }.sorted()
+        let run = SpellThenClean(steadyJitter: 1 * millisecond, seed: 11) { sinceStart, arrival in
+            sinceStart % stepEvery < stepLength ? arrival + step : arrival
+        }
+        #expect(run.longestCalm >= 2_000 * millisecond, "calm for \(run.longestCalm / millisecond) ms at most")
+        let afterwards = run.afterwards.sorted()
         let median = afterwards[afterwards.count / 2]
-        let byHalfSecond = stride(from: calm - 100, to: calm + 1_000, by: 50).map { "\(($0 - calm) * 10) ms: \(delays[$0]! / millisecond)" }
-        #expect(median <= before + 10 * millisecond, "\(before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(byHalfSecond)")
+        #expect(median <= run.before + 10 * millisecond, "\(run.before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
     }
 
     /// A link whose lateness keeps coming back (a late spike in one packet of fifty, as a busy
