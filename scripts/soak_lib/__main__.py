@@ -18,6 +18,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -310,8 +311,12 @@ def main():
     ap.add_argument("--port-base", type=int, default=47000, help="first loopback UDP port to use")
     ap.add_argument("--smoke", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--no-build", action="store_true", help="do not build the default binary first")
+    ap.add_argument("--judge-again", action="store_true", help=f"do not run: judge the run recorded in OUTPUT/{RECORD} "
+                    "again and rewrite its report")
     args = ap.parse_args()
     out = Path(args.output)
+    if args.judge_again:
+        finish(out, Record(json.loads((out / RECORD).read_text())))
     out.mkdir(parents=True, exist_ok=True)
     default_binary = str(ROOT / ".build-soak/release/intercom")
     if args.binary == default_binary and not args.no_build:
@@ -340,17 +345,51 @@ def main():
         soak.teardown()
     if not hasattr(soak, "t_start"):
         sys.exit(f"soak: could not start: {error}")
-    results = judge.judge(soak, error)
     commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     meta = dict(started=started.strftime("%Y-%m-%d %H:%M UTC"), minutes=args.minutes, commit=commit,
                 machine=f"{os.cpu_count()} CPUs, {platform.machine()}, Linux {platform.release()}",
                 load=(load0, os.getloadavg()), command="scripts/soak" + (f" --minutes {args.minutes:g}"
                                                                          if args.minutes != 10 else ""))
-    (out / "samples.json").write_text(json.dumps(dict(samples=soak.samples, faults=soak.faults,
-                                                      events=soak.listener.events if soak.listener else [],
-                                                      t_start=soak.t_start), default=str))
-    report.write(out, soak, results, meta)
+    record = Record.of(soak, error, meta)
+    (out / RECORD).write_text(json.dumps(record.saved(), default=str))
+    finish(out, record)
+
+
+RECORD = "samples.json"
+
+
+class Record:
+    """What a run measured, everything the judge reads; saved next to the report so that a
+    run can be judged again (--judge-again) without running it again."""
+
+    def __init__(self, d):
+        self.d = d
+        self.samples, self.faults, self.notes, self.planned = d["samples"], d["faults"], d["notes"], d["planned"]
+        self.t_start, self.t_end, self.error, self.meta = d["t_start"], d["t_end"], d["error"], d["meta"]
+        self.args = SimpleNamespace(smoke=d["smoke"])
+        self.listener = SimpleNamespace(events=d["events"])
+        self.peers = {name: SimpleNamespace(lives=lives) for name, lives in d["lives"].items()}
+        self.disc = SimpleNamespace(rediscovery=lambda restart: restart["rediscovery"])
+
+    @classmethod
+    def of(cls, soak, error, meta):
+        for f in soak.faults:
+            if f["kind"] == "avahi" and "restart" in f and soak.disc is not None:
+                f["restart"]["rediscovery"] = soak.disc.rediscovery(f["restart"])
+        return cls(dict(samples=soak.samples, faults=soak.faults, notes=soak.notes, planned=getattr(soak, "planned", []),
+                        t_start=soak.t_start, t_end=soak.t_end, error=error, meta=meta, smoke=soak.args.smoke,
+                        events=soak.listener.events if soak.listener else [],
+                        lives={name: p.lives for name, p in (soak.peers or {}).items()}))
+
+    def saved(self):
+        return self.d
+
+
+def finish(out, record):
+    """Judges a run's record, writes the report and exits non-zero if a promise failed."""
+    results = judge.judge(record, record.error)
+    report.write(out, record, results, record.meta)
     failed = [r for r in results if r["verdict"] == "failed"]
     print(f"soak: report in {out / 'report.md'}; {len(results) - len(failed)} of {len(results)} checks passed")
     for r in failed:

@@ -77,13 +77,13 @@ class Relay:
                               f"127.0.0.1:{self.listen_b}", "--peer-b", f"127.0.0.1:{self.peer_b}", "--network", a_to_b,
                               "--network-back", b_to_a], log)
             # It runs once both its sockets are bound (its own words reach the log only at exit).
+            def listening():
+                return not Ports._free(self.listen_a) and not Ports._free(self.listen_b)
             for _ in range(250):
-                if not Ports._free(self.listen_a) and not Ports._free(self.listen_b):
-                    break
-                if self.proc.poll() is not None:
+                if listening() or self.proc.poll() is not None:
                     break
                 time.sleep(0.02)
-            if self.proc.status is None and not Ports._free(self.listen_a):
+            if self.proc.status is None and listening():
                 break
             self.proc.stop()
             self.proc.wait(timeout=5)

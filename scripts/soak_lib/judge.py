@@ -98,9 +98,36 @@ def recovery_time(evs, pre, floor, clean_at):
     return None
 
 
-def typical_snr(soak, s, r):
-    """The median strength (matched-filter peak over its floor) of s's clicks heard at r."""
-    return float(np.median([e["snr"] for e in events(soak, s, r) if e["heard"]] or [np.inf]))
+def typical_peak(soak, s, r):
+    """The median strength of the match of s's clicks heard at r."""
+    return float(np.median([e["peak"] for e in events(soak, s, r) if e["heard"]] or [np.inf]))
+
+
+def departed_click_result(soak, f):
+    """Clicks played into a peer's microphone while it was down must reach no speaker. A match
+    is that peer's click only if it is strong (at least GHOST_SHARE_OF_TYPICAL of the pair's
+    median match) and no other sender's click matches better at that moment: the remaining
+    peers' clicks, played loudly, leak a little into every band's filter."""
+    p = f["peer"]
+    gone = events(soak, p, None, f["left_at"] + 0.05, f["restarted_at"])
+    matches = [e for e in gone if e["heard"]]
+    share = {id(e): e["peak"] / typical_peak(soak, p, e["receiver"]) for e in matches}
+    ghosts = [e for e in matches if share[id(e)] >= GHOST_SHARE_OF_TYPICAL and e["rival"] < 1.0]
+
+    def described(e):
+        rival = f", another sender's click {e['rival']:.1f}× as strong there" if e["rival"] >= 1.0 else ""
+        return f"{e['receiver']}: {share[id(e)]:.0%} of typical, {e['delay_ms']:.0f} ms{rival}"
+    figure = f"{len(ghosts)} of {len(gone)} of its clicks heard while it was gone"
+    if ghosts:
+        figure += f" ({'; '.join(described(e) for e in ghosts)})"
+    aside = [e for e in matches if e not in ghosts]
+    if aside:
+        figure += f" ({len(aside)} set aside: {'; '.join(described(e) for e in aside)})"
+    return result(f"no audio from {p} after it left ({fault_name(f)})", figure, not ghosts,
+                  f"clicks still played into {p}'s microphone while it was down must not reach any speaker; a "
+                  f"match below {GHOST_SHARE_OF_TYPICAL:.0%} of the pair's median match, or one where another "
+                  f"sender's click matches better at that moment (it leaks into this click's band), is "
+                  f"reported but not counted")
 
 
 def first_heard(soak, s, r, since):
@@ -186,17 +213,7 @@ def judge(soak, error):
                               ", ".join(f"{s} after {fmt(t - f['restarted_at'] if t else None, 2)} s"
                                         for s, t in back.items()), "reported",
                               "first click from each other peer at the restarted peer's speaker", ))
-            matches = [e for e in events(soak, p, None, f["left_at"] + 0.05, f["restarted_at"]) if e["heard"]]
-            total = len(events(soak, p, None, f["left_at"] + 0.05, f["restarted_at"]))
-            ghosts = [e for e in matches if e["snr"] >= GHOST_SHARE_OF_TYPICAL * typical_snr(soak, p, e["receiver"])]
-            weak = [f"{e['receiver']}: match {e['snr'] / typical_snr(soak, p, e['receiver']):.0%} of typical, "
-                    f"{e['delay_ms']:.0f} ms" for e in matches if e not in ghosts]
-            out.append(result(f"no audio from {p} after it left ({fault_name(f)})",
-                              f"{len(ghosts)} of {total} of its clicks heard while it was gone"
-                              + (f" ({len(weak)} weak {'match' if len(weak) == 1 else 'matches'} set aside: {'; '.join(weak)})" if weak else ""), not ghosts,
-                              f"clicks still played into {p}'s microphone while it was down must not reach any speaker; "
-                              f"a match below {GHOST_SHARE_OF_TYPICAL:.0%} of the pair's median match (a transient in the "
-                              f"speaker channel, not a replayed click) is reported but not counted"))
+            out.append(departed_click_result(soak, f))
         if f["kind"] == "unplug" and "plugged_at" in f:
             p = f["peer"]
             out.append(heard_again_result(

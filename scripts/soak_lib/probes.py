@@ -90,7 +90,9 @@ class Listener:
     """Records the bus (channels in `channels` order: mic_X and spk_X devices) and finds
     every click: in the sender's microphone channel first (when it really entered), then
     in each other peer's speaker channel. `events` holds one dict per (click, receiver):
-    t (monotonic s of entry), sender, receiver, heard, delay_ms, snr."""
+    t (monotonic s of entry), sender, receiver, heard, delay_ms, snr; a heard click also has
+    peak (its match's strength, 1.0 at full level) and rival (the strongest other sender's
+    match at that moment, relative to peak)."""
 
     def __init__(self, lab, channels, peers, log):
         self.channels = list(channels)
@@ -195,9 +197,19 @@ class Listener:
                     floor = float(np.median(w)) + 1e-9
                     snr = float(w[j] / floor)
                     heard = w[j] > 0.003 * ref_energy[p] and snr > 12.0
-                    self.events.append(dict(t=t_in, sender=p, receiver=r, heard=bool(heard),
-                                            delay_ms=(w0 + j - k) * 1000.0 / RATE if heard else float("nan"),
-                                            snr=snr))
+                    event = dict(t=t_in, sender=p, receiver=r, heard=bool(heard),
+                                 delay_ms=(w0 + j - k) * 1000.0 / RATE if heard else float("nan"), snr=snr)
+                    if heard:
+                        # How strong the match is (1.0: the click at full level), and how strong the
+                        # best match of another sender's click is at the same moment, relative to
+                        # it: a click of another band that leaks into this filter shows as a rival
+                        # above 1.
+                        peak = float(w[j] / ref_energy[p])
+                        at, near = w0 + j, int(0.005 * RATE)
+                        rivals = [float(np.max(env[(q, r)][max(0, at - near):at + near]) / ref_energy[q])
+                                  for q in self.peers if q not in (p, r)]
+                        event.update(peak=peak, rival=max(rivals, default=0.0) / peak)
+                    self.events.append(event)
         self.done = limit
         keep_from = self.done - int(0.1 * RATE)
         if keep_from > self.buf_start:

@@ -145,5 +145,5 @@ def write(out, soak, results, meta):
                              f"| {d.max():.1f} ms |")
             else:
                 lines.append(f"| {s} → {r} | {len(ev)} | 0 | – | – | – |")
-    lines += ["", "Raw figures: samples.json (every sample, click and fault); logs in work/.", ""]
+    lines += ["", "Raw figures: samples.json (every sample, click and fault; `scripts/soak --judge-again` judges them again); logs in work/.", ""]
     (out / "report.md").write_text("\n".join(lines))
