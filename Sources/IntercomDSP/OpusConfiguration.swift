@@ -17,7 +17,9 @@ public struct OpusEncoderConfiguration: Equatable, Sendable {
     /// the peers report (RTCP), since every point of it costs quality on a clean link.
     public var expectedLossPercent: Int = 2
     /// Discontinuous transmission: near-empty packets in silence, which the sender then skips.
-    public var discontinuousTransmission = false
+    /// Opus keeps a short hang-over and sends a comfort-noise update every 400 ms, so speech
+    /// onsets are coded whole and the receiver knows the stream is alive.
+    public var discontinuousTransmission = true
     /// Variable bitrate; constant bitrate hides speech content from packet sizes.
     public var variableBitrate = true
     /// Constrained VBR: packet sizes stay close to the average, so that encrypted packets tell

@@ -44,7 +44,7 @@ struct AudioOptions: ConfigurableOptions {
     @Flag(name: .customLong("fec"), inversion: .prefixedNo, help: "Send in-band forward error correction (default: on).")
     var givenFEC: Bool?
 
-    @Flag(name: .customLong("dtx"), inversion: .prefixedNo, help: "Discontinuous transmission: send almost nothing in silence (default: off).")
+    @Flag(name: .customLong("dtx"), inversion: .prefixedNo, help: "Discontinuous transmission: send almost nothing in silence (default: on).")
     var givenDTX: Bool?
 
     var capture: String { givenCapture ?? "default" }
@@ -57,7 +57,7 @@ struct AudioOptions: ConfigurableOptions {
     var frameMilliseconds: Int { givenFrameMilliseconds ?? 10 }
     var bitrate: Int { givenBitrate ?? OpusEncoderConfiguration().bitrate }
     var forwardErrorCorrection: Bool { givenFEC ?? true }
-    var discontinuousTransmission: Bool { givenDTX ?? false }
+    var discontinuousTransmission: Bool { givenDTX ?? OpusEncoderConfiguration().discontinuousTransmission }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [

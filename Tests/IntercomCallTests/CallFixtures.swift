@@ -105,15 +105,24 @@ enum CallFixtures {
         let listener: CallStatistics
     }
 
-    /// One call over loopback, A speaking `text` to B (or to `speakerTarget`, a man in the
-    /// middle), each with its own extra arguments; `during` runs while they talk.
+    /// One call over loopback, A speaking `text` (or playing `samples`, 48 kHz mono) to B (or
+    /// to `speakerTarget`, a man in the middle), each with its own extra arguments; `during`
+    /// runs while they talk.
     static func twoPeerCall(
         speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
-        listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil, listenerExtraSeconds: Double = 0.5,
-        during: ((Double) -> Void)? = nil
+        samples: [Float]? = nil, listenerPort: Int = freeUDPPort(), speakerTarget: Int? = nil,
+        listenerExtraSeconds: Double = 0.5, during: ((Double) -> Void)? = nil
     ) throws -> TwoPeerRun {
-        let speechFile = try SpeechFixture.wavFile(text)
-        let input = try SpeechFixture.speech(text)
+        let speechFile: URL
+        let input: [Float]
+        if let samples {
+            speechFile = URL(fileURLWithPath: temporaryPath("two-peer-in.wav"))
+            try Data(WAVCodec.encode(.init(sampleRate: 48_000, channels: 1, samples: samples))).write(to: speechFile)
+            input = samples
+        } else {
+            speechFile = try SpeechFixture.wavFile(text)
+            input = try SpeechFixture.speech(text)
+        }
         let output = temporaryPath("two-peer-out.wav")
         let (statsA, statsB) = (temporaryPath("a.json"), temporaryPath("b.json"))
         let seconds = speakerSeconds(input)

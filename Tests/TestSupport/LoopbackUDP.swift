@@ -64,6 +64,8 @@ public final class RecordingForwarder: @unchecked Sendable {
     public struct Datagram: Sendable {
         public let bytes: [UInt8]
         public let towardB: Bool
+        /// When the forwarder received it.
+        public let at: ContinuousClock.Instant
     }
 
     /// Where A sends.
@@ -117,12 +119,12 @@ public final class RecordingForwarder: @unchecked Sendable {
             if let (bytes, from) = socket.receive(timeout: 0.005), from != peerB {
                 lock.withLock {
                     peerA = from
-                    recorded.append(Datagram(bytes: bytes, towardB: true))
+                    recorded.append(Datagram(bytes: bytes, towardB: true, at: .now))
                 }
                 b.send(bytes, to: peerB)
             }
             while let (bytes, _) = b.receive(timeout: 0) {
-                lock.withLock { recorded.append(Datagram(bytes: bytes, towardB: false)) }
+                lock.withLock { recorded.append(Datagram(bytes: bytes, towardB: false, at: .now)) }
                 if let peerA = lock.withLock({ peerA }) { socket.send(bytes, to: peerA) }
             }
         }

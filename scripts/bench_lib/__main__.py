@@ -182,7 +182,7 @@ def main():
         talk_path = workdir / "talk.wav"
         signals.write_wav(talk_path, talk)
         duplex = {}
-        variants = [("ours", ()), ("ours-no-aec-denoise", ("--no-aec", "--no-denoise")), ("ours-dtx", ("--dtx",)),
+        variants = [("ours", ()), ("ours-no-aec-denoise", ("--no-aec", "--no-denoise")), ("ours-no-dtx", ("--no-dtx",)),
                     ("ours-unencrypted", ("--unencrypted",)),
                     ("gstreamer", ())] + ([] if "trx" in missing else [("trx", ())])
         for name, extra in (variants[:1] + variants[-1:] if args.smoke else variants):

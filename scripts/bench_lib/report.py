@@ -17,7 +17,7 @@ LAB_SHORT = {"ours": "intercom", "trx": "trx", "gstreamer": "GStreamer"}
 FILE_LABEL = {"ours-10ms": "intercom, 10 ms frames", "ours-20ms": "intercom, 20 ms frames",
               "ours-10ms-unencrypted": "intercom, 10 ms, `--unencrypted`", "gstreamer": "GStreamer"}
 DUPLEX_LABEL = {"ours": "intercom, AEC + denoise + AGC on", "ours-no-aec-denoise": "intercom, `--no-aec --no-denoise`",
-                "ours-dtx": "intercom, `--dtx`", "ours-unencrypted": "intercom, `--unencrypted`",
+                "ours-no-dtx": "intercom, `--no-dtx`", "ours-unencrypted": "intercom, `--unencrypted`",
                 "trx": "trx (`tx` + `rx`)", "gstreamer": "GStreamer (two pipelines)"}
 FRAME_MS = 10
 FULL_DRIFT_SECONDS = 1800  # the drift target is for a 30-minute call
@@ -386,13 +386,13 @@ def wire_summary_rows(run):
     """Bytes on the wire per stream, talking and silent (no target)."""
     duplex = run.duplex
     calls = [duplex.get(k, {}) for k in ("ours", "trx", "gstreamer")]
-    dtx = duplex.get("ours-dtx", {})
+    no_dtx = duplex.get("ours-no-dtx", {})
     rows = []
     for part in ("talking", "silent"):
         ours, trx, gst = (wire_kbps(call, part) for call in calls)
-        with_dtx = f" ({number(wire_kbps(dtx, part), '{:.1f}')} with `--dtx`)" if dtx else ""
+        without_dtx = f" ({number(wire_kbps(no_dtx, part), '{:.1f}')} with `--no-dtx`)" if no_dtx else ""
         rows.append(SummaryRow(
-            f"| bytes on the wire per stream, {part}: kb/s with IPv4 + UDP headers | {number(ours)}{with_dtx} | "
+            f"| bytes on the wire per stream, {part}: kb/s with IPv4 + UDP headers | {number(ours)}{without_dtx} | "
             f"{number(trx)} | {number(gst)} | {ratio(ours, trx)} | {ratio(ours, gst)} | – | – |"))
     return rows
 
@@ -790,7 +790,7 @@ def method_section(run):
         "**intercom through the devices.** Peer B: `intercom --no-discovery --frame-ms 10 --port PB --capture bench_mic_b "
         "--playback bench_spk_b --duration D --stats-json b.json`; relay as below; peer A: `intercom --no-discovery --frame-ms 10 "
         "--port PA --peer 127.0.0.1:RA --capture bench_mic_a --playback bench_spk_a --duration D --stats-json a.json`. "
-        f"Everything else at its default: {buffer_ms} ms device buffers, Opus at {ctx['machine'].get('bitrate') or 'its default'} b/s with in-band FEC, DTX off, echo cancellation, "
+        f"Everything else at its default: {buffer_ms} ms device buffers, Opus at {ctx['machine'].get('bitrate') or 'its default'} b/s with in-band FEC, DTX, echo cancellation, "
         "denoise and AGC on (they run on live devices), open mode (no terminal).",
         "**trx anchor.** Debian's `trx` (`trx-tx`/`trx-rx`): receiver `trx-rx -d bench_spk_b -h 127.0.0.1 -p PB -c 1 "
         f"-m {labmod.TRX_BUFFER_MS} -j {labmod.TRX_JITTER_MS}`, sender `trx-tx -d bench_mic_a -h 127.0.0.1 -p RA -c 1 "
