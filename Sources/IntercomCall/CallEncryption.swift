@@ -26,6 +26,8 @@ final class CallEncryption {
     typealias Channel = SecureChannel<SocketAddress>
     private(set) var channel: Channel
     private let security: CallSecurity
+    /// Our own key's fingerprint, for the statistics (made once: hashing and formatting allocate).
+    private let fingerprint: String
     /// Plain RTP or RTCP that reached an encrypted call.
     private var unencryptedPackets = 0
 
@@ -43,6 +45,7 @@ final class CallEncryption {
     init(_ security: CallSecurity, wakeNetwork: @escaping @Sendable () -> Void) {
         self.security = security
         self.wakeNetwork = wakeNetwork
+        fingerprint = Fingerprint(publicKey: security.identity.publicKey).description
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
         configuration.rekeyInterval = MediaTime.nanoseconds(security.rekeyInterval)
         configuration.defersHandshakes = true
@@ -135,7 +138,7 @@ final class CallEncryption {
             encrypted: true, authFailPackets: counters.authenticationFailures + unencryptedPackets, replayPackets: counters.replays,
             rateLimited: counters.rateLimited, rekeys: counters.rekeys, handshakes: counters.handshakes,
             untrustedHandshakes: counters.untrusted, badHandshakes: counters.badHandshakes, roams: counters.roams,
-            fingerprint: Fingerprint(publicKey: security.identity.publicKey).description
+            fingerprint: fingerprint
         )
     }
 }

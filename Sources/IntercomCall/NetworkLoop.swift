@@ -35,7 +35,13 @@ final class NetworkLoop {
     private let encryption: CallEncryption?
     /// The device keys we had a session with during the call (for `paired`'s last seen).
     private var devicesSeen: Set<[UInt8]> = []
+    /// Peers' key fingerprints as shown, made once per key (hashing and formatting allocate).
+    private var fingerprints: [[UInt8]: String] = [:]
     private var nextSessionUpkeep: UInt64 = 0
+    private var nextPublish: UInt64 = 0
+    /// How stale the published peers and link figures may be between reports: displays
+    /// refresh a few times a second, and building the rows on every packet costs allocations.
+    private static let publishInterval = MediaTime.nanoseconds(.milliseconds(100))
 
     /// A datagram larger than this is not ours: RTP/Opus packets stay well below a LAN MTU.
     static let maximumDatagram = 1500
@@ -78,6 +84,7 @@ final class NetworkLoop {
         }
         sendQueuedAudio()
         sendGoodbye()
+        publish()
     }
 
     // MARK: Discovery
@@ -171,7 +178,8 @@ final class NetworkLoop {
             let now = SystemClock.monotonicNanoseconds()
             handle(buffer[0..<count], from: from, now: now)
         }
-        publish()
+        let now = SystemClock.monotonicNanoseconds()
+        if now >= nextPublish { publish() }
     }
 
     private func handle(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) {
@@ -392,6 +400,7 @@ final class NetworkLoop {
 
     private func publish() {
         let now = SystemClock.monotonicNanoseconds()
+        nextPublish = now + Self.publishInterval
         let keys = encryption?.channel.peers ?? [:]
         devicesSeen.formUnion(keys.values)
         let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
@@ -402,7 +411,7 @@ final class NetworkLoop {
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
                 reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
-                fingerprint: keys[peer.address].map { Fingerprint(publicKey: $0).description }
+                fingerprint: keys[peer.address].map(fingerprint(of:))
             )
         }
         let security = encryption?.statistics ?? .unencrypted
@@ -412,6 +421,15 @@ final class NetworkLoop {
             $0.security = security
             $0.devicesSeen = seen
         }
+    }
+
+    private func fingerprint(of key: [UInt8]) -> String {
+        if let known = fingerprints[key] { return known }
+        // Only authenticated keys get here, but a long call may meet many: keep the cache small.
+        if fingerprints.count >= 64 { fingerprints.removeAll() }
+        let made = Fingerprint(publicKey: key).description
+        fingerprints[key] = made
+        return made
     }
 }
 

@@ -10,7 +10,8 @@ final class PlaybackPipeline {
     private let sink: AudioSink
     private let inbox: SPSCRing<ReceivedPacket>
     private let mixer: StreamMixer
-    private let frameSamples: Int
+    /// The period being mixed, kept from period to period so that mixing allocates nothing.
+    private var period: [Float]
     private var periodsSincePublish = 0
     private let undecodable = PlaybackCounter()
     /// Periods the sink failed to take.
@@ -29,7 +30,7 @@ final class PlaybackPipeline {
         self.sink = sink
         self.echoReference = echoReference
         self.inbox = inbox
-        frameSamples = configuration.frameSamples
+        period = [Float](repeating: 0, count: configuration.frameSamples)
         let jitter = JitterBufferConfiguration(
             frameSamples: configuration.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
@@ -53,7 +54,7 @@ final class PlaybackPipeline {
                     marker: packet.marker, payload: packet.payload, arrivalTime: packet.arrivalTime
                 )
             }
-            var period = mixer.pull(count: frameSamples, now: now)
+            period.withUnsafeMutableBufferPointer { mixer.pull(into: $0, now: now) }
             if playingTone.isEmpty, let tone = localTones.pop() { playingTone = tone[...] }
             if !playingTone.isEmpty {
                 let count = min(period.count, playingTone.count)

@@ -126,16 +126,27 @@ public enum WAVCodec {
     }
 
     /// Samples in [-1, 1] as little-endian 16-bit PCM, clipped.
-    public static func encodePCM16(_ samples: some Collection<Float>) -> [UInt8] {
+    public static func encodePCM16(_ samples: [Float]) -> [UInt8] {
         var out: [UInt8] = []
+        encodePCM16(samples, into: &out)
+        return out
+    }
+
+    /// `encodePCM16` into `out`, replacing what it held: a caller that keeps `out` from frame
+    /// to frame reuses its storage and allocates nothing.
+    public static func encodePCM16(_ samples: [Float], into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
         out.reserveCapacity(samples.count * 2)
         for sample in samples {
             let value = UInt16(bitPattern: int16(fromFloat: sample))
             out.append(UInt8(value & 0xFF))
             out.append(UInt8(value >> 8))
         }
-        return out
     }
+
+    /// Where the two sizes sit in `header`'s 44 bytes: the RIFF chunk's and the data chunk's.
+    public static let riffSizeOffset: Int64 = 4
+    public static let dataSizeOffset: Int64 = 40
 
     /// A whole 16-bit PCM file.
     public static func encode(_ audio: Audio) -> [UInt8] {

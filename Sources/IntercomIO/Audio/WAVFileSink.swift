@@ -13,6 +13,8 @@ public final class WAVFileSink: AudioSink {
     private var dataBytes = 0
     private var framesSinceHeader = 0
     private let framesPerHeaderUpdate: Int
+    /// The frame being written, as PCM: kept so that writing a frame allocates nothing.
+    private var encoded: [UInt8] = []
     public private(set) var firstSampleTime: UInt64?
 
     /// A frame written now is heard when the pacer releases it.
@@ -44,7 +46,8 @@ public final class WAVFileSink: AudioSink {
         guard let file else { return }
         if let start = pacer.waitForNextFrame(offset: 0) { firstSampleTime = start }
         do {
-            dataBytes += try file.writeAll(WAVCodec.encodePCM16(frame))
+            WAVCodec.encodePCM16(frame, into: &encoded)
+            dataBytes += try file.writeAll(encoded)
             framesSinceHeader += 1
             if framesSinceHeader >= framesPerHeaderUpdate {
                 try updateHeader(file)
@@ -62,8 +65,14 @@ public final class WAVFileSink: AudioSink {
         self.file = nil
     }
 
+    /// Brings the header's two sizes up to date, in place (a whole new header would allocate).
     private func updateHeader(_ file: FileDescriptor) throws {
-        let header = WAVCodec.header(sampleRate: VoiceFormat.sampleRate, channels: 1, dataBytes: dataBytes)
-        _ = try file.writeAll(toAbsoluteOffset: 0, header)
+        try writeSize(36 + dataBytes, at: WAVCodec.riffSizeOffset, in: file)
+        try writeSize(dataBytes, at: WAVCodec.dataSizeOffset, in: file)
+    }
+
+    private func writeSize(_ size: Int, at offset: Int64, in file: FileDescriptor) throws {
+        var littleEndian = UInt32(clamping: size).littleEndian
+        _ = try withUnsafeBytes(of: &littleEndian) { try file.writeAll(toAbsoluteOffset: offset, $0) }
     }
 }
