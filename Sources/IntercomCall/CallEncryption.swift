@@ -119,8 +119,9 @@ final class CallEncryption {
         return channel.receive(bytes, from: address, now: now)
     }
 
-    func seal(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to address: SocketAddress) -> [UInt8]? {
-        channel.seal(bytes, kind: kind, to: address)
+    /// Seals into `datagram` (kept by the caller, so that sealing allocates nothing); false while there is no session.
+    func seal(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to address: SocketAddress, into datagram: inout [UInt8]) -> Bool {
+        channel.seal(bytes, kind: kind, to: address, into: &datagram)
     }
 
     func maintain(wanted: [SocketAddress], now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {

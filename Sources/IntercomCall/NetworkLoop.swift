@@ -32,6 +32,8 @@ final class NetworkLoop {
     private var sentSinceLastReport = false
     private var lastSentPackets = 0
     private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
+    /// The datagram being sealed, kept from packet to packet so that sealing allocates nothing.
+    private var sealed: [UInt8] = []
     private let encryption: CallEncryption?
     /// The device keys we had a session with during the call (for `paired`'s last seen).
     private var devicesSeen: Set<[UInt8]> = []
@@ -381,7 +383,7 @@ final class NetworkLoop {
     /// not at all while it has none).
     private func send(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to destination: SocketAddress) {
         guard let encryption else { return sendRaw(bytes, to: destination) }
-        guard let sealed = encryption.seal(bytes, kind: kind, to: destination) else {
+        guard encryption.seal(bytes, kind: kind, to: destination, into: &sealed) else {
             if kind == .rtp { counters.unsentNoSession.wrappingAdd(1, ordering: .relaxed) }
             return
         }

@@ -111,31 +111,60 @@ public enum Sodium {
     public static let aeadTagBytes = Int(crypto_aead_chacha20poly1305_ietf_ABYTES)
     public static let aeadNonceBytes = Int(crypto_aead_chacha20poly1305_ietf_NPUBBYTES)
 
-    /// Noise's nonce for ChaChaPoly: 32 bits of zeros, then the 64-bit counter, little-endian.
-    static func nonce(_ counter: UInt64) -> [UInt8] {
-        [0, 0, 0, 0] + withUnsafeBytes(of: counter.littleEndian, Array.init)
+    /// Noise's nonce for ChaChaPoly: 32 bits of zeros, then the 64-bit counter, little-endian;
+    /// made on the stack, since it is needed for every packet.
+    private static func withNonce<Result>(_ counter: UInt64, _ body: (UnsafePointer<UInt8>) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: aeadNonceBytes) { nonce in
+            nonce.initialize(repeating: 0)
+            withUnsafeBytes(of: counter.littleEndian) { for (index, byte) in $0.enumerated() { nonce[4 + index] = byte } }
+            return body(UnsafePointer(nonce.baseAddress!))
+        }
     }
 
     public static func seal(key: [UInt8], counter: UInt64, associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+        var out = associatedData
+        seal(key: key, counter: counter, plaintext: plaintext, appendingTo: &out)
+        return Array(out[associatedData.count...])
+    }
+
+    /// Seals `plaintext` with everything `datagram` holds so far as its associated data, and
+    /// appends the ciphertext and tag to it: with room in `datagram`, nothing is allocated.
+    public static func seal(key: [UInt8], counter: UInt64, plaintext: [UInt8], appendingTo datagram: inout [UInt8]) {
         precondition(key.count == aeadKeyBytes)
-        var out = [UInt8](repeating: 0, count: plaintext.count + aeadTagBytes)
-        var written: UInt64 = 0
-        crypto_aead_chacha20poly1305_ietf_encrypt(
-            &out, &written, plaintext, UInt64(plaintext.count), associatedData, UInt64(associatedData.count),
-            nil, nonce(counter), key)
-        return out
+        let associatedCount = datagram.count
+        datagram.append(contentsOf: repeatElement(0, count: plaintext.count + aeadTagBytes))
+        datagram.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            var written: UInt64 = 0
+            _ = withNonce(counter) { nonce in
+                crypto_aead_chacha20poly1305_ietf_encrypt(
+                    base + associatedCount, &written, plaintext, UInt64(plaintext.count), base, UInt64(associatedCount),
+                    nil, nonce, key)
+            }
+        }
     }
 
     /// The plaintext, or nil when the tag does not verify.
-    public static func open(key: [UInt8], counter: UInt64, associatedData: [UInt8], ciphertext: some Collection<UInt8>) -> [UInt8]? {
+    public static func open(key: [UInt8], counter: UInt64, associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+        let datagram = associatedData + ciphertext
+        return open(key: key, counter: counter, datagram: datagram[...], associatedCount: associatedData.count)
+    }
+
+    /// Opens a datagram whose first `associatedCount` bytes are its associated data and the
+    /// rest ciphertext and tag: the plaintext, or nil when the tag does not verify.
+    public static func open(key: [UInt8], counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int) -> [UInt8]? {
         precondition(key.count == aeadKeyBytes)
-        let ciphertext = Array(ciphertext)
-        guard ciphertext.count >= aeadTagBytes else { return nil }
-        var out = [UInt8](repeating: 0, count: ciphertext.count - aeadTagBytes)
-        var written: UInt64 = 0
-        let status = crypto_aead_chacha20poly1305_ietf_decrypt(
-            &out, &written, nil, ciphertext, UInt64(ciphertext.count), associatedData, UInt64(associatedData.count),
-            nonce(counter), key)
+        guard associatedCount >= 0, datagram.count - associatedCount >= aeadTagBytes else { return nil }
+        var out = [UInt8](repeating: 0, count: datagram.count - associatedCount - aeadTagBytes)
+        let status = datagram.withUnsafeBufferPointer { bytes in
+            let base = bytes.baseAddress!
+            var written: UInt64 = 0
+            return withNonce(counter) { nonce in
+                crypto_aead_chacha20poly1305_ietf_decrypt(
+                    &out, &written, nil, base + associatedCount, UInt64(bytes.count - associatedCount), base, UInt64(associatedCount),
+                    nonce, key)
+            }
+        }
         return status == 0 ? out : nil
     }
 

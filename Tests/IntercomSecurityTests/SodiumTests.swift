@@ -31,6 +31,25 @@ struct SodiumTests {
             #expect(Sodium.open(key: key, counter: 7, associatedData: [1, 2], ciphertext: tampered) == nil)
         }
     }
+
+    @Test func aDatagramSealedInPlaceOpensFromWithinALargerBufferAndItsHeaderIsAuthenticated() {
+        let key = Sodium.randomBytes(32)
+        let header: [UInt8] = [4, 1, 0, 0, 9, 9, 9, 9]
+        // A kept buffer that held a longer datagram before: its old bytes must not leak into the new one.
+        var datagram = [UInt8](repeating: 0xEE, count: 300)
+        datagram.removeAll(keepingCapacity: true)
+        datagram += header
+        Sodium.seal(key: key, counter: 3, plaintext: Array("hello".utf8), appendingTo: &datagram)
+        #expect(datagram == header + Sodium.seal(key: key, counter: 3, associatedData: header, plaintext: Array("hello".utf8)))
+        // As the network loop reads it: a slice of its receive buffer, not starting at zero.
+        let received = [0x55, 0x55] + datagram + [0x55]
+        let slice = received[2..<(2 + datagram.count)]
+        #expect(Sodium.open(key: key, counter: 3, datagram: slice, associatedCount: header.count) == Array("hello".utf8))
+        var otherHeader = received
+        otherHeader[3] ^= 1
+        #expect(Sodium.open(key: key, counter: 3, datagram: otherHeader[2..<(2 + datagram.count)], associatedCount: header.count) == nil)
+        #expect(Sodium.open(key: key, counter: 3, datagram: slice.prefix(header.count + 15), associatedCount: header.count) == nil)
+    }
 }
 
 func hex(_ bytes: [UInt8]) -> String { Hexadecimal.encode(bytes) }

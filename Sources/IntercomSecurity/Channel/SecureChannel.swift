@@ -95,6 +95,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         var finishSentAt: UInt64
         /// When it stopped being the one we send with.
         var replacedAt: UInt64?
+
+        /// An authentic, fresh packet arrived from `address`: returns the address the session had.
+        mutating func accept(_ counter: UInt64, slot: Int, from address: Address, now: UInt64) -> Address {
+            windows[slot].accept(counter)
+            lastReceived = now
+            confirmed = true
+            finishMessage = nil
+            defer { self.address = address }
+            return self.address
+        }
     }
 
     private struct Initiation: Sendable {
@@ -177,14 +187,33 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
 
     /// The datagram that carries `plaintext` to `address`, or nil when there is no session yet.
     public mutating func seal(_ plaintext: [UInt8], kind: SecureDatagram.TransportKind, to address: Address) -> [UInt8]? {
-        guard let index = current[address], var session = sessions[index] else { return nil }
+        var datagram: [UInt8] = []
+        return seal(plaintext, kind: kind, to: address, into: &datagram) ? datagram : nil
+    }
+
+    /// `seal` into `datagram`, replacing what it held (a caller that keeps it from packet to
+    /// packet allocates nothing); false when there is no session yet.
+    public mutating func seal(_ plaintext: [UInt8], kind: SecureDatagram.TransportKind, to address: Address, into datagram: inout [UInt8]) -> Bool {
         let slot = Self.slot(kind)
-        let counter = session.sendCounters[slot]
-        guard counter < configuration.limits.packetsPerKey else { return nil }
-        session.sendCounters[slot] = counter + 1
-        sessions[index] = session
-        let header = SecureDatagram.transportHeader(kind, session.remoteIndex, counter)
-        return header + Sodium.seal(key: session.sendKeys[slot], counter: counter, associatedData: header, plaintext: plaintext)
+        guard let index = current[address], let counter = sessions[index]?.sendCounters[slot],
+              counter < configuration.limits.packetsPerKey else { return false }
+        updateSession(index) { $0.sendCounters[slot] = counter + 1 }
+        guard let session = sessions[index] else { return false }
+        datagram.removeAll(keepingCapacity: true)
+        datagram.reserveCapacity(SecureDatagram.transportOverhead + plaintext.count)
+        SecureDatagram.appendTransportHeader(kind, session.remoteIndex, counter, to: &datagram)
+        Sodium.seal(key: session.sendKeys[slot], counter: counter, plaintext: plaintext, appendingTo: &datagram)
+        return true
+    }
+
+    /// Changes a session where it is kept, for every packet: taken out of the table, changed
+    /// while nothing else refers to it, and put back. Changing it through the table's subscript
+    /// (`sessions[index]?.…`), or changing a copy, copies its arrays or the table on every packet.
+    @discardableResult
+    private mutating func updateSession<Result>(_ index: UInt32, _ change: (inout Session) -> Result) -> Result? {
+        guard var session = sessions.removeValue(forKey: index) else { return nil }
+        defer { sessions[index] = session }
+        return change(&session)
     }
 
     // MARK: Receiving
@@ -195,9 +224,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             return .dropped
         }
         switch datagram {
-        case .transport(let kind, let receiverIndex, let counter, let sealed):
-            return open(kind: kind, index: receiverIndex, counter: counter, sealed: sealed, header: Array(bytes.prefix(16)),
-                        from: address, now: now)
+        case .transport(let kind, let receiverIndex, let counter, _):
+            return open(kind: kind, index: receiverIndex, counter: counter, datagram: bytes, from: address, now: now)
         case .initiation(let senderIndex, let message):
             return respond(to: message, senderIndex: senderIndex, from: address, now: now)
         case .response(let senderIndex, let receiverIndex, let message):
@@ -208,33 +236,33 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     private mutating func open(
-        kind: SecureDatagram.TransportKind, index: UInt32, counter: UInt64, sealed: ArraySlice<UInt8>, header: [UInt8],
+        kind: SecureDatagram.TransportKind, index: UInt32, counter: UInt64, datagram: ArraySlice<UInt8>,
         from address: Address, now: UInt64
     ) -> Received {
-        guard var session = sessions[index] else {
+        let slot = Self.slot(kind)
+        guard let fresh = sessions[index]?.windows[slot].isFresh(counter) else {
             counters.authenticationFailures += 1
             return .dropped
         }
-        let slot = Self.slot(kind)
-        guard session.windows[slot].isFresh(counter) else {
+        guard fresh else {
             counters.replays += 1
             return .dropped
         }
-        guard let plaintext = Sodium.open(key: session.receiveKeys[slot], counter: counter, associatedData: header, ciphertext: sealed) else {
+        guard let key = sessions[index]?.receiveKeys[slot],
+              let plaintext = Sodium.open(key: key, counter: counter, datagram: datagram, associatedCount: SecureDatagram.transportHeaderLength)
+        else {
             counters.authenticationFailures += 1
             return .dropped
         }
-        session.windows[slot].accept(counter)
-        session.lastReceived = now
-        session.confirmed = true
-        session.finishMessage = nil
-        if session.address != address {
+        guard let previousAddress = updateSession(index, { $0.accept(counter, slot: slot, from: address, now: now) }) else {
+            return .dropped
+        }
+        if previousAddress != address {
             // Roaming: only an authenticated, fresh packet moves a session.
-            if current[session.address] == index { current[session.address] = nil }
-            session.address = address
+            if current[previousAddress] == index { current[previousAddress] = nil }
             counters.roams += 1
         }
-        sessions[index] = session
+        guard let session = sessions[index] else { return .dropped }
         if session.replacedAt == nil, current[address] == nil { current[address] = index }
         return .plaintext(kind: kind, bytes: plaintext, remoteStaticKey: session.remoteStaticKey)
     }

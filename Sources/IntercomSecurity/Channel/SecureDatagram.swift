@@ -77,7 +77,24 @@ public enum SecureDatagram: Equatable, Sendable {
     }
 
     static func transportHeader(_ kind: TransportKind, _ receiver: UInt32, _ counter: UInt64) -> [UInt8] {
-        header(kind.rawValue, receiver) + bigEndian(UInt32(truncatingIfNeeded: counter >> 32)) + bigEndian(UInt32(truncatingIfNeeded: counter))
+        var out: [UInt8] = []
+        out.reserveCapacity(transportHeaderLength)
+        appendTransportHeader(kind, receiver, counter, to: &out)
+        return out
+    }
+
+    /// `transportHeader`, appended to `out` (with room in it, nothing is allocated).
+    static func appendTransportHeader(_ kind: TransportKind, _ receiver: UInt32, _ counter: UInt64, to out: inout [UInt8]) {
+        out.append(kind.rawValue)
+        out.append(version)
+        out.append(0)
+        out.append(0)
+        for value in [receiver, UInt32(truncatingIfNeeded: counter >> 32), UInt32(truncatingIfNeeded: counter)] {
+            out.append(UInt8(value >> 24))
+            out.append(UInt8(truncatingIfNeeded: value >> 16))
+            out.append(UInt8(truncatingIfNeeded: value >> 8))
+            out.append(UInt8(truncatingIfNeeded: value))
+        }
     }
 
     private static func header(_ type: UInt8, _ index: UInt32) -> [UInt8] {
