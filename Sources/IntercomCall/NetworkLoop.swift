@@ -32,6 +32,8 @@ final class NetworkLoop {
     private var sentSinceLastReport = false
     private var lastSentPackets = 0
     private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
+    /// Recent senders' addresses, so that receiving from a known peer allocates nothing.
+    private var senders = SenderAddressCache()
     /// The datagram being sealed, kept from packet to packet so that sealing allocates nothing.
     private var sealed: [UInt8] = []
     private let encryption: CallEncryption?
@@ -166,7 +168,7 @@ final class NetworkLoop {
         while true {
             let received: (count: Int, from: SocketAddress)?
             do {
-                received = try socket.receive(into: &buffer)
+                received = try socket.receive(into: &buffer, senders: &senders)
             } catch .datagramTooLarge {
                 counters.tooLarge.wrappingAdd(1, ordering: .relaxed)
                 continue
@@ -335,10 +337,10 @@ final class NetworkLoop {
     // MARK: Sending
 
     private func sendQueuedAudio() {
-        let destinations = peers.addresses
         while let packet = outbox.pop() {
             sentSinceLastReport = true
-            for destination in destinations { send(packet, kind: .rtp, to: destination) }
+            // The table's own keys: a list of them would be allocated for every packet.
+            for destination in peers.peers.keys { send(packet, kind: .rtp, to: destination) }
         }
     }
 

@@ -104,6 +104,62 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
 // MARK: - Conversion to and from the C socket address structures
 
+/// The last few senders a socket heard, by their C address: a datagram from one of them is
+/// given the `SocketAddress` made the first time, so that receiving allocates nothing (making
+/// one allocates its byte arrays). Owned by the thread that receives.
+public struct SenderAddressCache {
+    private struct Entry {
+        var family: Int32
+        var port: UInt16
+        var high: UInt64
+        var low: UInt64
+        var scopeID: UInt32
+        var address: SocketAddress
+    }
+
+    private var entries: [Entry] = []
+    private var next = 0
+    private let capacity: Int
+
+    public init(capacity: Int = 8) {
+        self.capacity = max(1, capacity)
+        entries.reserveCapacity(self.capacity)
+    }
+
+    mutating func address(of storage: sockaddr_storage) -> SocketAddress? {
+        var storage = storage
+        let family = Int32(storage.ss_family)
+        let (port, high, low, scopeID): (UInt16, UInt64, UInt64, UInt32)
+        switch family {
+        case AF_INET:
+            let address = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in.self) }
+            (port, high, low, scopeID) = (address.sin_port, 0, UInt64(address.sin_addr.s_addr), 0)
+        case AF_INET6:
+            let address = withUnsafeBytes(of: &storage) { $0.load(as: sockaddr_in6.self) }
+            let (first, second) = withUnsafeBytes(of: address.sin6_addr) {
+                ($0.loadUnaligned(as: UInt64.self), $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+            (port, high, low, scopeID) = (address.sin6_port, first, second, address.sin6_scope_id)
+        default:
+            return nil
+        }
+        if let known = entries.first(where: {
+            $0.family == family && $0.port == port && $0.high == high && $0.low == low && $0.scopeID == scopeID
+        }) {
+            return known.address
+        }
+        guard let address = SocketAddress(storage: storage) else { return nil }
+        let entry = Entry(family: family, port: port, high: high, low: low, scopeID: scopeID, address: address)
+        if entries.count < capacity {
+            entries.append(entry)
+        } else {
+            entries[next] = entry
+            next = (next + 1) % capacity
+        }
+        return address
+    }
+}
+
 extension SocketAddress {
     /// Reads a `sockaddr_in` or `sockaddr_in6`; nil for any other family.
     init?(storage: sockaddr_storage) {
@@ -122,15 +178,23 @@ extension SocketAddress {
         }
     }
 
-    /// The address as `::ffff:a.b.c.d` when IPv4, for a dual-stack socket.
-    var mappedToIPv6: SocketAddress {
-        guard family == .ipv4 else { return self }
-        return SocketAddress(family: .ipv6, addressBytes: Self.ipv4MappedPrefix + addressBytes, port: port, scopeID: 0)
-    }
-
-    /// Calls `body` with the address as a C `sockaddr` and its length.
-    func withSockaddr<Result>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
+    /// Calls `body` with the address as a C `sockaddr` and its length; an IPv4 address
+    /// `mappedToIPv6` is given as `::ffff:a.b.c.d`, as a dual-stack socket takes it. Made on
+    /// the stack: sending allocates nothing.
+    func withSockaddr<Result>(mappedToIPv6: Bool = false, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch family {
+        case .ipv4 where mappedToIPv6:
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin6_addr) { raw in
+                raw[10] = 0xFF
+                raw[11] = 0xFF
+                for (index, byte) in addressBytes.enumerated() { raw[12 + index] = byte }
+            }
+            return withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
         case .ipv4:
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

@@ -103,13 +103,13 @@ public final class UDPSocket: Sendable {
     ///
     /// An IPv4 destination goes out v4-mapped from a dual-stack socket.
     public func send(_ bytes: [UInt8], to destination: SocketAddress) throws(NetworkError) {
-        let target: SocketAddress
+        let mapped: Bool
         switch (localAddress.family, destination.family) {
-        case (.ipv6, .ipv4): target = destination.mappedToIPv6
+        case (.ipv6, .ipv4): mapped = true
         case (.ipv4, .ipv6): throw .ipv6Unavailable(destination: destination)
-        default: target = destination
+        default: mapped = false
         }
-        let result = target.withSockaddr { address, length in
+        let result = destination.withSockaddr(mappedToIPv6: mapped) { address, length in
             bytes.withUnsafeBytes { payload in
                 retryingOnInterrupt {
                     sendto(descriptor, payload.baseAddress, payload.count, Int32(MSG_NOSIGNAL), address, length)
@@ -127,6 +127,13 @@ public final class UDPSocket: Sendable {
     /// - Throws: `.datagramTooLarge` when a datagram did not fit; it is gone, and the next
     ///   call receives the one after it.
     public func receive(into buffer: inout [UInt8]) throws(NetworkError) -> (count: Int, from: SocketAddress)? {
+        var senders = SenderAddressCache(capacity: 1)
+        return try receive(into: &buffer, senders: &senders)
+    }
+
+    /// `receive(into:)` for a loop that keeps `senders` from datagram to datagram: a sender
+    /// it heard lately costs no allocation.
+    public func receive(into buffer: inout [UInt8], senders: inout SenderAddressCache) throws(NetworkError) -> (count: Int, from: SocketAddress)? {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let capacity = buffer.count
@@ -148,7 +155,7 @@ public final class UDPSocket: Sendable {
         case .success(let byteCount) where byteCount > capacity:
             throw .datagramTooLarge(byteCount: byteCount, bufferSize: capacity)
         case .success(let byteCount):
-            guard let sender = SocketAddress(storage: storage) else {
+            guard let sender = senders.address(of: storage) else {
                 throw .systemCall(operation: "recvfrom", errno: .addressFamilyNotSupported)
             }
             return (byteCount, sender)

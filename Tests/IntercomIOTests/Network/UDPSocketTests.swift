@@ -1,3 +1,4 @@
+import Glibc
 import IntercomIO
 import SystemPackage
 import Testing
@@ -45,6 +46,27 @@ struct UDPSocketTests {
         let loopbackHolder = try UDPSocket(boundTo: .loopbackIPv4(port: 0))
         #expect(throws: NetworkError.portInUse(loopbackHolder.localPort)) {
             try UDPSocket(boundTo: .loopbackIPv4(port: loopbackHolder.localPort))
+        }
+    }
+
+    @Test func aLoopThatRemembersItsSendersStillTellsEverySenderApart() throws {
+        let receiver = try UDPSocket()
+        let senders = try (0..<3).map { _ in try UDPSocket() }
+        // Room for two: the third sender pushes the oldest out, and each comes back right.
+        var remembered = SenderAddressCache(capacity: 2)
+        var buffer = [UInt8](repeating: 0, count: 16)
+        for round in 0..<3 {
+            for (index, sender) in senders.enumerated() {
+                try sender.send([UInt8(index), UInt8(round)], to: .loopbackIPv4(port: receiver.localPort))
+                var received: (count: Int, from: SocketAddress)?
+                for _ in 0..<200 where received == nil {
+                    received = try receiver.receive(into: &buffer, senders: &remembered)
+                    if received == nil { usleep(5_000) }
+                }
+                let datagram = try #require(received)
+                #expect(Array(buffer[0..<datagram.count]) == [UInt8(index), UInt8(round)])
+                #expect(datagram.from == .loopbackIPv4(port: sender.localPort))
+            }
         }
     }
 
