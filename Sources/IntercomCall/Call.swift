@@ -55,7 +55,7 @@ public final class Call: @unchecked Sendable {
         let stream = OutgoingStream(frameSamples: configuration.frameSamples, using: &generator)
         ssrc = stream.ssrc
         // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
-        let outbox = SPSCRing<[UInt8]>(capacity: 64)
+        let outbox = RecyclingRing<[UInt8]>(capacity: 64)
         let inbox = SPSCRing<ReceivedPacket>(capacity: 256)
         let captureCounters = CaptureCounters()
         let echoReference = EchoReference(frameSamples: configuration.frameSamples)

@@ -19,9 +19,11 @@ final class CapturePipeline {
     private var cleaning: PreprocessorConfiguration
     private var stream: OutgoingStream
     private let payloadType: UInt8
-    private let outbox: SPSCRing<[UInt8]>
+    private let outbox: RecyclingRing<[UInt8]>
     private let wakeNetwork: () -> Void
     private var frame: [Int16]
+    /// What the speaker played while `frame` was captured, for the echo canceller (kept, so that it is not allocated per frame).
+    private var echoFrame: [Int16]
     private let frameNanoseconds: UInt64
     private let talkTones: Bool
     private let localTones: SPSCRing<[Float]>
@@ -34,7 +36,7 @@ final class CapturePipeline {
 
     init(
         source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
-        localTones: SPSCRing<[Float]>, outbox: SPSCRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
+        localTones: SPSCRing<[Float]>, outbox: RecyclingRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
     ) throws {
         talkTones = configuration.talkTones
         lossAdaptation = LossAdaptation(initialPercent: configuration.encoder.expectedLossPercent)
@@ -64,6 +66,7 @@ final class CapturePipeline {
         self.counters = counters
         self.wakeNetwork = wakeNetwork
         frame = [Int16](repeating: 0, count: configuration.frameSamples)
+        echoFrame = [Int16](repeating: 0, count: configuration.frameSamples)
         frameNanoseconds = MediaTime.nanoseconds(frames: configuration.frameSamples, rate: VoiceFormat.sampleRate)
     }
 
@@ -85,9 +88,8 @@ final class CapturePipeline {
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
-        let speech = try cleaner.clean(
-            &frame, reference: cleaner.cancelsEcho ? echoReference.reference(capturedAt: captureTime) : nil
-        )
+        if cleaner.cancelsEcho { echoReference.reference(capturedAt: captureTime, into: &echoFrame) }
+        let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         counters.level.store(peakLevel(frame), ordering: .relaxed)
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
             && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
@@ -106,11 +108,13 @@ final class CapturePipeline {
         // Opus marks frames that DTX judged silent with two bytes or less: not worth a packet.
         let send = talking && payload.count > 2
         guard let header = stream.nextFrame(send: send, payloadBytes: payload.count) else { return }
-        let packet = RTPPacket(
+        // A datagram the network thread is done with, filled again: no allocation per frame.
+        var datagram = outbox.reusable() ?? []
+        RTPPacket.serialize(
             marker: header.marker, payloadType: payloadType, sequenceNumber: header.sequenceNumber,
-            timestamp: header.timestamp, ssrc: stream.ssrc, payload: Array(payload)
+            timestamp: header.timestamp, ssrc: stream.ssrc, payload: payload, into: &datagram
         )
-        if outbox.push(packet.serialized()) {
+        if outbox.push(datagram) {
             counters.sentPackets.store(Int(stream.packetCount), ordering: .relaxed)
             counters.sentOctets.store(Int(stream.octetCount), ordering: .relaxed)
             counters.lastTimestamp.store(Int(stream.lastTimestamp), ordering: .relaxed)

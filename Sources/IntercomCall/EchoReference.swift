@@ -4,9 +4,11 @@ import IntercomIO
 /// Carries what the playback thread wrote to the speaker, with the time it will be heard,
 /// to the capture thread, which lines it up with each microphone frame by time for the
 /// echo canceller (`EchoReferenceTimeline`). Neither side waits: a full ring drops frames,
-/// which the timeline then treats as silence.
+/// which the timeline then treats as silence. Frames go back to the playback side once read,
+/// to be filled again, so that neither side allocates once a call runs.
 final class EchoReference: @unchecked Sendable {
-    private let ring = SPSCRing<(playTime: UInt64, frame: [Int16])>(capacity: 64)
+    private static let capacity = 64
+    private let ring = RecyclingRing<(playTime: UInt64, frame: [Int16])>(capacity: EchoReference.capacity)
     /// Owned by the capture thread.
     private var timeline: EchoReferenceTimeline
 
@@ -16,13 +18,22 @@ final class EchoReference: @unchecked Sendable {
 
     /// Playback side: a frame about to be written, heard from `playTime` on.
     func played(_ frame: [Float], at playTime: UInt64) {
-        ring.push((playTime, frame.map(int16(fromFloat:))))
+        // A full ring means nobody reads the reference (no echo cancelling): the frame would be dropped.
+        guard ring.count < Self.capacity else { return }
+        var converted = ring.reusable()?.frame ?? []
+        converted.removeAll(keepingCapacity: true)
+        converted.reserveCapacity(frame.count)
+        for sample in frame { converted.append(int16(fromFloat: sample)) }
+        ring.push((playTime, converted))
     }
 
     /// Capture side: the reference for the microphone frame whose first sample was captured
-    /// at `captureTime`.
-    func reference(capturedAt captureTime: UInt64) -> [Int16] {
-        while let (playTime, frame) = ring.pop() { timeline.played(frame, at: playTime) }
-        return timeline.reference(capturedAt: captureTime)
+    /// at `captureTime`, in `reference` (kept by the caller).
+    func reference(capturedAt captureTime: UInt64, into reference: inout [Int16]) {
+        while let played = ring.pop() {
+            timeline.played(played.frame, at: played.playTime)
+            ring.giveBack(played)
+        }
+        timeline.reference(capturedAt: captureTime, into: &reference)
     }
 }

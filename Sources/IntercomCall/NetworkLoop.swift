@@ -13,7 +13,7 @@ final class NetworkLoop {
     private let poller: Poller
     private let configuration: CallConfiguration
     private let ssrc: UInt32
-    private let outbox: SPSCRing<[UInt8]>
+    private let outbox: RecyclingRing<[UInt8]>
     private let inbox: SPSCRing<ReceivedPacket>
     private let capture: CaptureCounters
     private let directory: PeerDirectory
@@ -52,7 +52,7 @@ final class NetworkLoop {
 
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
-        outbox: SPSCRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters,
+        outbox: RecyclingRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters,
         directory: PeerDirectory
     ) {
         self.directory = directory
@@ -341,6 +341,7 @@ final class NetworkLoop {
             sentSinceLastReport = true
             // The table's own keys: a list of them would be allocated for every packet.
             for destination in peers.peers.keys { send(packet, kind: .rtp, to: destination) }
+            outbox.giveBack(packet)
         }
     }
 

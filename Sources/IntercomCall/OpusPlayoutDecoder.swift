@@ -13,27 +13,31 @@ final class OpusPlayoutDecoder: FrameDecoder {
         self.undecodable = undecodable
     }
 
-    func render(_ decision: PlayoutDecision, samples: Int) -> [Float] {
-        guard let decoder else { return silence(samples) }
+    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
+        guard let decoder else { return silence(samples, into: &output) }
         switch decision {
         case .decode(let payload):
-            if let decoded = try? decoder.decode(payload) { return decoded }
+            if (try? decoder.decode(payload, into: &output)) != nil { return }
             undecodable.count += 1
-            return conceal(samples, with: decoder)
+            conceal(samples, with: decoder, into: &output)
         case .recoverWithFEC(let next, let samples):
-            return (try? decoder.recover(samples: samples, fromNext: next)) ?? conceal(samples, with: decoder)
+            if (try? decoder.recover(samples: samples, fromNext: next, into: &output)) != nil { return }
+            conceal(samples, with: decoder, into: &output)
         case .conceal(let samples):
-            return conceal(samples, with: decoder)
+            conceal(samples, with: decoder, into: &output)
         case .comfortSilence(let samples):
-            return silence(samples)
+            silence(samples, into: &output)
         }
     }
 
-    private func conceal(_ samples: Int, with decoder: OpusDecoder) -> [Float] {
-        (try? decoder.conceal(samples: samples)) ?? silence(samples)
+    private func conceal(_ samples: Int, with decoder: OpusDecoder, into output: inout [Float]) {
+        if (try? decoder.conceal(samples: samples, into: &output)) == nil { silence(samples, into: &output) }
     }
 
-    private func silence(_ samples: Int) -> [Float] { [Float](repeating: 0, count: samples) }
+    private func silence(_ samples: Int, into output: inout [Float]) {
+        output.removeAll(keepingCapacity: true)
+        output.append(contentsOf: repeatElement(0, count: samples))
+    }
 }
 
 /// A count kept by the playback thread alone.

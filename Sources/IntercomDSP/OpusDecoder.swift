@@ -4,7 +4,7 @@ import IntercomCore
 /// Owns one libopus decoder: 48 kHz mono, with concealment and in-band FEC recovery.
 public final class OpusDecoder {
     private let state: OpaquePointer
-    /// Room for the longest Opus packet (120 ms).
+    /// Room for the longest Opus packet (120 ms), decoded into before the frame is copied out.
     private var scratch = [Float](repeating: 0, count: OpusDecoder.maximumFrameSamples)
 
     public static let maximumFrameSamples = VoiceFormat.samples(milliseconds: 120)
@@ -26,22 +26,44 @@ public final class OpusDecoder {
 
     /// Decodes a received packet.
     public func decode(_ packet: [UInt8]) throws(OpusError) -> [Float] {
+        var output: [Float] = []
+        try decode(packet, into: &output)
+        return output
+    }
+
+    /// Decodes a received packet into `output`, replacing what it held; with room in it (the
+    /// longest packet, `maximumFrameSamples`), nothing is allocated.
+    public func decode(_ packet: [UInt8], into output: inout [Float]) throws(OpusError) {
         guard !packet.isEmpty else { throw .emptyPacket }
-        return try run(packet, samples: Self.maximumFrameSamples, fec: false)
+        try run(packet, samples: Self.maximumFrameSamples, fec: false, into: &output)
     }
 
     /// Rebuilds a lost frame of `samples` from the redundancy carried in the packet that followed it.
     /// Where that packet holds no FEC (CELT-only, or FEC off), libopus conceals instead.
     public func recover(samples: Int, fromNext packet: [UInt8]) throws(OpusError) -> [Float] {
+        var output: [Float] = []
+        try recover(samples: samples, fromNext: packet, into: &output)
+        return output
+    }
+
+    /// `recover` into `output`, replacing what it held.
+    public func recover(samples: Int, fromNext packet: [UInt8], into output: inout [Float]) throws(OpusError) {
         guard !packet.isEmpty else { throw .emptyPacket }
         try checkLossDuration(samples)
-        return try run(packet, samples: samples, fec: true)
+        try run(packet, samples: samples, fec: true, into: &output)
     }
 
     /// Packet-loss concealment: extrapolates `samples` from what was decoded before.
     public func conceal(samples: Int) throws(OpusError) -> [Float] {
+        var output: [Float] = []
+        try conceal(samples: samples, into: &output)
+        return output
+    }
+
+    /// `conceal` into `output`, replacing what it held.
+    public func conceal(samples: Int, into output: inout [Float]) throws(OpusError) {
         try checkLossDuration(samples)
-        return try run(nil, samples: samples, fec: false)
+        try run(nil, samples: samples, fec: false, into: &output)
     }
 
     private func checkLossDuration(_ samples: Int) throws(OpusError) {
@@ -52,12 +74,13 @@ public final class OpusDecoder {
         }
     }
 
-    private func run(_ packet: [UInt8]?, samples: Int, fec: Bool) throws(OpusError) -> [Float] {
+    private func run(_ packet: [UInt8]?, samples: Int, fec: Bool, into output: inout [Float]) throws(OpusError) {
+        output.removeAll(keepingCapacity: true)
         let decoded = try scratch.withUnsafeMutableBufferPointer { (out) throws(OpusError) in
             try checkOpus(opus_decode_float(
                 state, packet, Int32(packet?.count ?? 0), out.baseAddress!, Int32(samples), fec ? 1 : 0
             ))
         }
-        return Array(scratch[0..<Int(decoded)])
+        output.append(contentsOf: scratch[0..<Int(decoded)])
     }
 }

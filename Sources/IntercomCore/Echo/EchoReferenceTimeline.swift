@@ -62,8 +62,17 @@ public struct EchoReferenceTimeline: Sendable {
     /// The reference for a microphone frame whose first sample was captured at `captureTime`:
     /// what the speaker played from slightly before then. Silence where nothing was played.
     public mutating func reference(capturedAt captureTime: UInt64) -> [Int16] {
-        var output = [Int16](repeating: 0, count: frameSamples)
-        guard let anchorTime else { return output }
+        var output: [Int16] = []
+        reference(capturedAt: captureTime, into: &output)
+        return output
+    }
+
+    /// `reference(capturedAt:)` into `output`, replacing what it held: a caller that keeps it
+    /// from frame to frame allocates nothing.
+    public mutating func reference(capturedAt captureTime: UInt64, into output: inout [Int16]) {
+        output.removeAll(keepingCapacity: true)
+        output.append(contentsOf: repeatElement(0, count: frameSamples))
+        guard let anchorTime else { return }
         let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples)
         if readIndex == nil || abs(ideal - readIndex!) > Int64(resyncSamples) {
             if readIndex != nil { resyncs += 1 }
@@ -76,7 +85,6 @@ public struct EchoReferenceTimeline: Sendable {
         }
         readIndex = start + Int64(frameSamples)
         dropBefore(start - Int64(resyncSamples) - Int64(frameSamples))
-        return output
     }
 
     private mutating func anchor(index: Int64, time: UInt64) {

@@ -8,12 +8,16 @@ public final class ReceiveStream {
     /// may be left out to catch up with the target delay once a jittery spell is over: a pause
     /// 10 ms shorter is not heard.
     private static let quietPeak: Float = 0.003
+    /// The longest Opus packet, 120 ms.
+    private static let longestFrameSamples = VoiceFormat.samples(milliseconds: 120)
 
     private var jitterBuffer: JitterBuffer
     private let decoder: any FrameDecoder
     private let rateAdjuster: any RateAdjuster
     /// Decoded samples not yet played; kept just above one pull, since everything in it adds delay.
     private var decodedSamples: SampleQueue
+    /// The frame the decoder rendered last, kept so that rendering reuses its storage.
+    private var rendered: [Float] = []
 
     /// Creates a stream with an empty jitter buffer.
     public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration(), decoder: any FrameDecoder, rateAdjuster: any RateAdjuster) {
@@ -22,6 +26,7 @@ public final class ReceiveStream {
         self.rateAdjuster = rateAdjuster
         // Room for a pull plus the longest Opus packet (120 ms), so playout does not allocate.
         decodedSamples = SampleQueue(reservingCapacity: 16_384)
+        rendered.reserveCapacity(Self.longestFrameSamples)
     }
 
     /// Counters and delays; `currentDelay` includes the decoded samples waiting to be played.
@@ -54,7 +59,7 @@ public final class ReceiveStream {
             // The next frame starts playing once everything already decoded has been played.
             let queuedDuration = MediaTime.nanoseconds(samples: Int64((Double(decodedSamples.count) / ratio).rounded()))
             let (decision, samples) = jitterBuffer.nextFrame(now: now + UInt64(queuedDuration))
-            let rendered = decoder.render(decision, samples: samples)
+            decoder.render(decision, samples: samples, into: &rendered)
             if case .decode = decision, isSkippable(rendered) { continue }
             if rendered.isEmpty {
                 decodedSamples.appendSilence(max(samples, 1))

@@ -92,6 +92,22 @@ public struct RTPPacket: Equatable, Sendable {
     /// The packet's wire bytes, without padding.
     ///
     /// - Precondition: at most 15 CSRCs.
+    /// A packet with no CSRCs and no header extension, as the capture thread sends it, written
+    /// into `bytes` (replacing what it held): with room in `bytes`, nothing is allocated.
+    public static func serialize(
+        marker: Bool, payloadType: UInt8, sequenceNumber: UInt16, timestamp: UInt32, ssrc: UInt32,
+        payload: ArraySlice<UInt8>, into bytes: inout [UInt8]
+    ) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.reserveCapacity(fixedHeaderLength + payload.count)
+        bytes.append(version << 6)
+        bytes.append((marker ? 0x80 : 0) | payloadType & 0x7F)
+        bytes.appendBigEndian(sequenceNumber)
+        bytes.appendBigEndian(timestamp)
+        bytes.appendBigEndian(ssrc)
+        bytes += payload
+    }
+
     public func serialized() -> [UInt8] {
         precondition(csrcs.count <= 15, "an RTP header holds at most 15 CSRCs")
         var bytes: [UInt8] = []

@@ -14,9 +14,8 @@ final class RecordingDecoder: FrameDecoder {
     /// Called after each render; lets a test look at the jitter buffer at the moment of a decision.
     var onRender: ((RenderedFrame) -> Void)?
 
-    func render(_ decision: PlayoutDecision, samples: Int) -> [Float] {
+    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
         let rendered: RenderedFrame
-        let output: [Float]
         switch decision {
         case .decode(let payload):
             let frame = FramePayload.decode(payload)
@@ -35,7 +34,6 @@ final class RecordingDecoder: FrameDecoder {
         }
         log.append(rendered)
         onRender?(rendered)
-        return output
     }
 }
 
@@ -47,11 +45,12 @@ final class ConstantLevelDecoder: FrameDecoder {
         self.level = level
     }
 
-    func render(_ decision: PlayoutDecision, samples: Int) -> [Float] {
+    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
         if case .decode(let payload) = decision {
-            return Array(repeating: level, count: FramePayload.decode(payload).samples)
+            output = Array(repeating: level, count: FramePayload.decode(payload).samples)
+        } else {
+            output = Array(repeating: 0, count: samples)
         }
-        return Array(repeating: 0, count: samples)
     }
 }
 

@@ -58,6 +58,15 @@ struct RTPPacketTests {
         #expect(packet.serialized() == Self.minimalPacket)
     }
 
+    @Test func serializesIntoAKeptBufferWhateverItHeldBefore() {
+        // The buffer held a longer packet: none of it may remain.
+        var bytes = [UInt8](repeating: 0x77, count: 200)
+        let payload: [UInt8] = [0x00, 0xAA, 0xBB, 0xCC, 0x00]
+        RTPPacket.serialize(marker: true, payloadType: 96, sequenceNumber: 0x1234, timestamp: 0xDEAD_BEEF, ssrc: 0x0102_0304,
+                            payload: payload[1..<4], into: &bytes)
+        #expect(bytes == Self.minimalPacket)
+    }
+
     @Test func parsesAnArraySlice() throws {
         let buffer = Self.minimalPacket + [0xFF, 0xFF]
         let packet = try RTPPacket.parse(buffer[..<Self.minimalPacket.count])
