@@ -13,6 +13,8 @@ final class PlaybackPipeline {
     /// The period being mixed, kept from period to period so that mixing allocates nothing.
     private var period: [Float]
     private var periodsSincePublish = 0
+    /// Each stream's figures, gathered here before they are published.
+    private var streams: [StreamStatistics] = []
     private let undecodable = PlaybackCounter()
     /// Periods the sink failed to take.
     private var sinkErrors = 0
@@ -73,12 +75,16 @@ final class PlaybackPipeline {
         publish()
     }
 
+    /// Copies the figures into the snapshot, into the storage both already have: publishing
+    /// allocates nothing once a call runs (unless a reader still holds the last copy).
     private func publish() {
-        let streams = mixer.streamStatistics.map(StreamStatistics.init(stream:))
+        streams.removeAll(keepingCapacity: true)
+        mixer.forEachStream { streams.append(StreamStatistics(stream: ($0, $1, $2, $3))) }
         let (undecodable, sinkErrors) = (undecodable.count, sinkErrors)
         let speakerQueue = sink.delayNanoseconds
         let published: Bool? = snapshot.withLockIfAvailable { snapshot in
-            snapshot.streams = streams
+            snapshot.streams.removeAll(keepingCapacity: true)
+            snapshot.streams.append(contentsOf: streams)
             snapshot.speakerQueue = speakerQueue
             snapshot.undecodable = undecodable
             snapshot.sinkErrors = sinkErrors

@@ -49,7 +49,15 @@ public final class StreamMixer {
     /// Per stream, in order of creation (the ended ones first, silent): SSRC, statistics, RMS
     /// level of its last pulled chunk (after gain), playout rate ratio.
     public var streamStatistics: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] {
-        finished.map { ($0.ssrc, $0.statistics, 0, 1) } + entries.map { ($0.ssrc, $0.stream.statistics, $0.level, $0.stream.playoutRateRatio) }
+        var all: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] = []
+        forEachStream { all.append(($0, $1, $2, $3)) }
+        return all
+    }
+
+    /// `streamStatistics` one by one, in the same order, without making a list of them.
+    public func forEachStream(_ body: (_ ssrc: UInt32, _ statistics: JitterBufferStatistics, _ level: Float, _ playoutRate: Double) -> Void) {
+        for ended in finished { body(ended.ssrc, ended.statistics, 0, 1) }
+        for entry in entries { body(entry.ssrc, entry.stream.statistics, entry.level, entry.stream.playoutRateRatio) }
     }
 
     /// Sets the gain of the stream with this SSRC; ignored when there is no such stream.
