@@ -153,19 +153,35 @@ public enum Sodium {
     /// Opens a datagram whose first `associatedCount` bytes are its associated data and the
     /// rest ciphertext and tag: the plaintext, or nil when the tag does not verify.
     public static func open(key: [UInt8], counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int) -> [UInt8]? {
+        var out: [UInt8] = []
+        return open(key: key, counter: counter, datagram: datagram, associatedCount: associatedCount, into: &out) ? out : nil
+    }
+
+    /// `open` into `plaintext`, replacing what it held (with room in it, nothing is allocated);
+    /// false, with `plaintext` emptied, when the tag does not verify.
+    public static func open(
+        key: [UInt8], counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int, into plaintext: inout [UInt8]
+    ) -> Bool {
         precondition(key.count == aeadKeyBytes)
-        guard associatedCount >= 0, datagram.count - associatedCount >= aeadTagBytes else { return nil }
-        var out = [UInt8](repeating: 0, count: datagram.count - associatedCount - aeadTagBytes)
+        plaintext.removeAll(keepingCapacity: true)
+        guard associatedCount >= 0, datagram.count - associatedCount >= aeadTagBytes else { return false }
+        plaintext.append(contentsOf: repeatElement(0, count: datagram.count - associatedCount - aeadTagBytes))
         let status = datagram.withUnsafeBufferPointer { bytes in
             let base = bytes.baseAddress!
             var written: UInt64 = 0
-            return withNonce(counter) { nonce in
-                crypto_aead_chacha20poly1305_ietf_decrypt(
-                    &out, &written, nil, base + associatedCount, UInt64(bytes.count - associatedCount), base, UInt64(associatedCount),
-                    nonce, key)
+            return plaintext.withUnsafeMutableBufferPointer { out in
+                withNonce(counter) { nonce in
+                    crypto_aead_chacha20poly1305_ietf_decrypt(
+                        out.baseAddress, &written, nil, base + associatedCount, UInt64(bytes.count - associatedCount), base,
+                        UInt64(associatedCount), nonce, key)
+                }
             }
         }
-        return status == 0 ? out : nil
+        guard status == 0 else {
+            plaintext.removeAll(keepingCapacity: true)
+            return false
+        }
+        return true
     }
 
     // MARK: ristretto255 (for CPace)

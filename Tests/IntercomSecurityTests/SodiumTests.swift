@@ -49,6 +49,12 @@ struct SodiumTests {
         otherHeader[3] ^= 1
         #expect(Sodium.open(key: key, counter: 3, datagram: otherHeader[2..<(2 + datagram.count)], associatedCount: header.count) == nil)
         #expect(Sodium.open(key: key, counter: 3, datagram: slice.prefix(header.count + 15), associatedCount: header.count) == nil)
+        // Opened into a kept buffer: the plaintext alone, and nothing at all when the tag fails.
+        var plaintext: [UInt8] = Array(repeating: 0xEE, count: 64)
+        #expect(Sodium.open(key: key, counter: 3, datagram: slice, associatedCount: header.count, into: &plaintext))
+        #expect(plaintext == Array("hello".utf8))
+        #expect(!Sodium.open(key: key, counter: 4, datagram: slice, associatedCount: header.count, into: &plaintext))
+        #expect(plaintext.isEmpty)
     }
 }
 

@@ -156,6 +156,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private var initiating: Set<Address> = []
 
     private var sessions: [UInt32: Session] = [:]
+    /// The last packet opened, handed out as `Received.plaintext`: a caller done with it by the
+    /// next `receive` lets this one reuse its storage (one that keeps it gets its own copy).
+    private var opened: [UInt8] = []
     /// The session each address is sent to with.
     private var current: [Address: UInt32] = [:]
     private var initiations: [Address: Initiation] = [:]
@@ -249,7 +252,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             return .dropped
         }
         guard let key = sessions[index]?.receiveKeys[slot],
-              let plaintext = Sodium.open(key: key, counter: counter, datagram: datagram, associatedCount: SecureDatagram.transportHeaderLength)
+              Sodium.open(key: key, counter: counter, datagram: datagram, associatedCount: SecureDatagram.transportHeaderLength, into: &opened)
         else {
             counters.authenticationFailures += 1
             return .dropped
@@ -264,7 +267,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         }
         guard let session = sessions[index] else { return .dropped }
         if session.replacedAt == nil, current[address] == nil { current[address] = index }
-        return .plaintext(kind: kind, bytes: plaintext, remoteStaticKey: session.remoteStaticKey)
+        return .plaintext(kind: kind, bytes: opened, remoteStaticKey: session.remoteStaticKey)
     }
 
     /// Noise message 1 from anyone: answered (with fewer bytes) while the budget allows.
