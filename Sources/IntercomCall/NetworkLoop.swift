@@ -39,6 +39,10 @@ final class NetworkLoop {
     private let encryption: CallEncryption?
     /// The device keys we had a session with during the call (for `paired`'s last seen).
     private var devicesSeen: Set<[UInt8]> = []
+    /// The published peer rows, and the address and name each was made for.
+    private var rows: [PeerSnapshot] = []
+    private var rowAddresses: [SocketAddress] = []
+    private var rowNames: [String?] = []
     /// Peers' key fingerprints as shown, made once per key (hashing and formatting allocate).
     private var fingerprints: [[UInt8]: String] = [:]
     private var nextSessionUpkeep: UInt64 = 0
@@ -88,7 +92,7 @@ final class NetworkLoop {
         }
         sendQueuedAudio()
         sendGoodbye()
-        publish()
+        publish(waiting: true)
     }
 
     // MARK: Discovery
@@ -403,28 +407,57 @@ final class NetworkLoop {
         }
     }
 
-    private func publish() {
+    /// Publishes the peers and link figures for displays and the stats file. While the call
+    /// runs it only tries the lock (a reader holding it means another try on the next turn);
+    /// at the end it `waits`, so that the last figures are the final ones.
+    private func publish(waiting: Bool = false) {
         let now = SystemClock.monotonicNanoseconds()
         nextPublish = now + Self.publishInterval
-        let keys = encryption?.channel.peers ?? [:]
-        devicesSeen.formUnion(keys.values)
-        let rows = peers.peers.values.sorted { $0.address.description < $1.address.description }.map { peer in
-            PeerSnapshot(
-                address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) }, origin: peer.origin.rawValue,
-                ssrc: peer.ssrc, talking: peer.talking,
+        updateRows(now: now)
+        let security = encryption?.statistics ?? .unencrypted
+        // Into the storage the snapshot already has: nothing is allocated once the call runs
+        // (unless a reader still holds the last copy).
+        let (rows, seen) = (rows, devicesSeen)
+        if waiting {
+            snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen) }
+        } else if snapshot.withLockIfAvailable({ $0.update(peers: rows, security: security, devicesSeen: seen); return true }) == nil {
+            nextPublish = 0
+        }
+    }
+
+    /// One row per peer, in the order of their addresses' text. The rows, and the strings in
+    /// them, are made again only when the peers or their names change; otherwise only their
+    /// figures are, in place, so that publishing allocates nothing.
+    private func updateRows(now: UInt64) {
+        let table = peers.peers
+        let unchanged = rows.count == table.count && zip(rowAddresses, rowNames).allSatisfy { address, name in
+            table[address].map { $0.name == name } ?? false
+        }
+        if !unchanged {
+            let sorted = table.values.sorted { $0.address.description < $1.address.description }
+            rowAddresses = sorted.map(\.address)
+            rowNames = sorted.map(\.name)
+            rows = sorted.map { peer in
+                PeerSnapshot(
+                    address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) },
+                    origin: peer.origin.rawValue, ssrc: nil, talking: false, secondsSinceHeard: nil, roundTripMilliseconds: nil,
+                    reportedFractionLost: nil, reportedJitterMilliseconds: nil, fingerprint: nil
+                )
+            }
+        }
+        for index in rows.indices {
+            guard let peer = table[rowAddresses[index]] else { continue }
+            let key = encryption?.channel.remoteStaticKey(of: peer.address)
+            if let key { devicesSeen.insert(key) }
+            let row = rows[index]
+            rows[index] = PeerSnapshot(
+                address: row.address, name: row.name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
                 secondsSinceHeard: peer.lastHeard.map { MediaTime.seconds(nanoseconds: Double(now - min(now, $0))) },
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
                 reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
-                fingerprint: keys[peer.address].map(fingerprint(of:))
+                fingerprint: key.map(fingerprint(of:))
             )
-        }
-        let security = encryption?.statistics ?? .unencrypted
-        let seen = devicesSeen
-        snapshot.withLock {
-            $0.peers = rows
-            $0.security = security
-            $0.devicesSeen = seen
         }
     }
 
@@ -453,6 +486,14 @@ public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
     var devicesSeen: Set<[UInt8]> = []
+
+    /// New figures, the peer rows copied into the storage already here.
+    mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>) {
+        peers.removeAll(keepingCapacity: true)
+        peers.append(contentsOf: rows)
+        self.security = security
+        devicesSeen = seen
+    }
 }
 
 public struct PeerSnapshot: Sendable, Codable {

@@ -500,6 +500,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// The device key of the session `address` is sent to with, if there is one.
+    public func remoteStaticKey(of address: Address) -> [UInt8]? {
+        current[address].flatMap { sessions[$0]?.remoteStaticKey }
+    }
+
     /// Stops trying to reach `address` (the peer left, or is no longer wanted).
     public mutating func forget(_ address: Address) {
         initiations[address] = nil
