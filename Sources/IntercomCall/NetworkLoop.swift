@@ -46,6 +46,13 @@ final class NetworkLoop {
     /// Peers' key fingerprints as shown, made once per key (hashing and formatting allocate).
     private var fingerprints: [[UInt8]: String] = [:]
     private var nextSessionUpkeep: UInt64 = 0
+    /// A report's blocks and the datagram it goes out in, kept between reports.
+    private var reportBlocks: [ReportBlock] = []
+    private var compound: [UInt8] = []
+    /// `reportTail` for a peer that is not talking and for one that is, made when first needed.
+    private var reportTails: [[UInt8]?] = [nil, nil]
+    /// The peers we call, listed for each upkeep into storage kept between them.
+    private var wanted: [SocketAddress] = []
     private var nextPublish: UInt64 = 0
     /// How stale the published peers and link figures may be between reports: displays
     /// refresh a few times a second, and building the rows on every packet costs allocations.
@@ -160,7 +167,8 @@ final class NetworkLoop {
     private func maintainSessions(now: UInt64) {
         guard let encryption, now >= nextSessionUpkeep else { return }
         nextSessionUpkeep = now + 100_000_000
-        let wanted = peers.peers.values.filter { $0.origin != .learned }.map(\.address)
+        wanted.removeAll(keepingCapacity: true)
+        for peer in peers.peers.values where peer.origin != .learned { wanted.append(peer.address) }
         for (datagram, destination) in encryption.maintain(wanted: wanted, now: now) {
             sendRaw(datagram, to: destination)
         }
@@ -349,8 +357,12 @@ final class NetworkLoop {
         }
     }
 
+    /// A report, our source description and a hello, in one compound datagram to each peer:
+    /// written into storage kept between reports, the description and the hello made once for
+    /// each state of the talk flag, so that a report allocates nothing.
     private func sendReports(now: UInt64) {
-        let blocks = sources.makeReportBlocks(now: now)
+        sources.makeReportBlocks(now: now, into: &reportBlocks)
+        if reportBlocks.count > 31 { reportBlocks.removeLast(reportBlocks.count - 31) }
         let report: RTCPPacket
         if sentSinceLastReport {
             report = .senderReport(RTCPSenderReport(
@@ -359,23 +371,32 @@ final class NetworkLoop {
                 rtpTimestamp: UInt32(truncatingIfNeeded: capture.lastTimestamp.load(ordering: .relaxed)),
                 packetCount: UInt32(truncatingIfNeeded: capture.sentPackets.load(ordering: .relaxed)),
                 octetCount: UInt32(truncatingIfNeeded: capture.sentOctets.load(ordering: .relaxed)),
-                reportBlocks: Array(blocks.prefix(31))
+                reportBlocks: reportBlocks
             ))
         } else {
-            report = .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: Array(blocks.prefix(31))))
+            report = .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: reportBlocks))
         }
         sentSinceLastReport = false
+        compound.removeAll(keepingCapacity: true)
+        report.append(to: &compound)
+        compound += reportTail(talking: capture.talking.load(ordering: .relaxed))
+        for destination in peers.peers.keys { send(compound, kind: .rtcp, to: destination) }
+        publish()
+    }
+
+    /// Our source description and hello, as they follow every report.
+    private func reportTail(talking: Bool) -> [UInt8] {
+        if let made = reportTails[talking ? 1 : 0] { return made }
         let hello = PeerHello(
-            isTalking: capture.talking.load(ordering: .relaxed), listeningPort: socket.localPort,
+            isTalking: talking, listeningPort: socket.localPort,
             peerID: configuration.peerID, displayName: String(configuration.name.utf8.prefix(PeerHello.maximumDisplayNameByteCount)) ?? ""
         )
-        let compound = RTCPPacket.serializeCompound([
-            report,
+        let tail = RTCPPacket.serializeCompound([
             .sourceDescription([SDESChunk(ssrc: ssrc, items: [.canonicalName(configuration.peerID.description), .name(configuration.name)])]),
             .application(hello.applicationPacket(ssrc: ssrc)),
         ])
-        for destination in peers.addresses { send(compound, kind: .rtcp, to: destination) }
-        publish()
+        reportTails[talking ? 1 : 0] = tail
+        return tail
     }
 
     private func sendGoodbye() {

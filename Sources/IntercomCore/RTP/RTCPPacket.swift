@@ -79,46 +79,56 @@ public enum RTCPPacket: Equatable, Sendable {
 
     /// Serializes packets into one compound RTCP datagram.
     public static func serializeCompound(_ packets: [RTCPPacket]) -> [UInt8] {
-        packets.reduce(into: []) { bytes, packet in bytes += packet.serialized() }
+        packets.reduce(into: []) { bytes, packet in packet.append(to: &bytes) }
     }
 
     /// The packet's wire bytes, without padding.
     ///
     /// - Precondition: at most 31 report blocks, chunks or sources, and an APP subtype below 32.
     public func serialized() -> [UInt8] {
-        var body: [UInt8] = []
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return bytes
+    }
+
+    /// `serialized()`, appended to `bytes`: with room in `bytes`, nothing is allocated (the
+    /// body is written in place and the header's count and length filled in after it).
+    ///
+    /// - Precondition: `bytes` holds whole 32-bit words (as a compound datagram does), since the
+    ///   body's parts pad themselves to word boundaries of the whole buffer.
+    public func append(to bytes: inout [UInt8]) {
+        let start = bytes.count
+        precondition(start % 4 == 0, "an RTCP packet starts on a word boundary")
+        bytes.append(contentsOf: repeatElement(0, count: Self.headerLength))
         let count: Int
         let packetType: UInt8
         switch self {
         case .senderReport(let report):
-            report.appendBody(to: &body)
+            report.appendBody(to: &bytes)
             (count, packetType) = (report.reportBlocks.count, PacketType.senderReport)
         case .receiverReport(let report):
-            report.appendBody(to: &body)
+            report.appendBody(to: &bytes)
             (count, packetType) = (report.reportBlocks.count, PacketType.receiverReport)
         case .sourceDescription(let chunks):
-            for chunk in chunks { chunk.append(to: &body) }
+            for chunk in chunks { chunk.append(to: &bytes) }
             (count, packetType) = (chunks.count, PacketType.sourceDescription)
         case .goodbye(let goodbye):
-            goodbye.appendBody(to: &body)
+            goodbye.appendBody(to: &bytes)
             (count, packetType) = (goodbye.sources.count, PacketType.goodbye)
         case .application(let application):
-            application.appendBody(to: &body)
+            application.appendBody(to: &bytes)
             (count, packetType) = (Int(application.subtype), PacketType.application)
         case .unknown(let type, let unknownCount, let unknownBody):
-            body = unknownBody
+            bytes += unknownBody
             (count, packetType) = (Int(unknownCount), type)
         }
         precondition(count < 32, "an RTCP header counts at most 31 items")
-        body.padToWordBoundary()
-
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.headerLength + body.count)
-        bytes.append(RTPPacket.version << 6 | UInt8(count))
-        bytes.append(packetType)
-        bytes.appendBigEndian(UInt16(body.count / 4))  // length in words minus one, header included
-        bytes += body
-        return bytes
+        bytes.padToWordBoundary()
+        let words = UInt16((bytes.count - start) / 4 - 1)  // length in words minus one, header included
+        bytes[start] = RTPPacket.version << 6 | UInt8(count)
+        bytes[start + 1] = packetType
+        bytes[start + 2] = UInt8(words >> 8)
+        bytes[start + 3] = UInt8(truncatingIfNeeded: words)
     }
 }
 

@@ -97,11 +97,27 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
 
     /// One RTCP report block per validated source, by SSRC (each block starts a new interval).
     public mutating func makeReportBlocks(now: UInt64) -> [ReportBlock] {
-        sources.keys.sorted().compactMap { ssrc in
-            guard sources[ssrc]!.reception.isValidated else { return nil }
-            let lastSenderReport = sources[ssrc]!.senderReport
-            return sources[ssrc]!.reception.makeReportBlock(now: now, lastSenderReport: lastSenderReport)
+        var blocks: [ReportBlock] = []
+        makeReportBlocks(now: now, into: &blocks)
+        return blocks
+    }
+
+    /// `makeReportBlocks(now:)` into `blocks`, replacing what it held: a caller that keeps it
+    /// from report to report allocates nothing (nor does the ordering, for the few sources a
+    /// call has: a short list is sorted in place).
+    public mutating func makeReportBlocks(now: UInt64, into blocks: inout [ReportBlock]) {
+        blocks.removeAll(keepingCapacity: true)
+        // Each source changed where it is kept (through its index: holding the table's keys
+        // while changing a value would copy the table).
+        var index = sources.values.startIndex
+        while index != sources.values.endIndex {
+            if sources.values[index].reception.isValidated {
+                let lastSenderReport = sources.values[index].senderReport
+                blocks.append(sources.values[index].reception.makeReportBlock(now: now, lastSenderReport: lastSenderReport))
+            }
+            sources.values.formIndex(after: &index)
         }
+        blocks.sort { $0.ssrc < $1.ssrc }
     }
 
     /// The sources pushed out to make room since the last call.
