@@ -56,7 +56,7 @@ public final class Call: @unchecked Sendable {
         ssrc = stream.ssrc
         // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
         let outbox = RecyclingRing<[UInt8]>(capacity: 64)
-        let inbox = SPSCRing<ReceivedPacket>(capacity: 256)
+        let inbox = RecyclingRing<ReceivedPacket>(capacity: 256)
         let captureCounters = CaptureCounters()
         let echoReference = EchoReference(frameSamples: configuration.frameSamples)
         let poller = poller

@@ -14,7 +14,7 @@ final class NetworkLoop {
     private let configuration: CallConfiguration
     private let ssrc: UInt32
     private let outbox: RecyclingRing<[UInt8]>
-    private let inbox: SPSCRing<ReceivedPacket>
+    private let inbox: RecyclingRing<ReceivedPacket>
     private let capture: CaptureCounters
     private let directory: PeerDirectory
     /// Discovered peers by service name, to find them again when they leave.
@@ -63,7 +63,7 @@ final class NetworkLoop {
 
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
-        outbox: RecyclingRing<[UInt8]>, inbox: SPSCRing<ReceivedPacket>, capture: CaptureCounters,
+        outbox: RecyclingRing<[UInt8]>, inbox: RecyclingRing<ReceivedPacket>, capture: CaptureCounters,
         directory: PeerDirectory
     ) {
         self.directory = directory
@@ -221,25 +221,35 @@ final class NetworkLoop {
         }
     }
 
-    /// An RTP or RTCP datagram, authenticated if the call is encrypted.
+    /// An RTP or RTCP datagram, authenticated if the call is encrypted (told apart as
+    /// `Datagram.classify` does).
     private func sort(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, owner: [UInt8], now: UInt64) {
-        let datagram: Datagram
-        do {
-            datagram = try Datagram.classify(bytes)
-        } catch {
-            if case .rtp(.wrongVersion) = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
-            else if case .rtcp(.wrongVersion) = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
-            else { counters.malformed.wrappingAdd(1, ordering: .relaxed) }
+        guard bytes.count >= 2 else {
+            counters.malformed.wrappingAdd(1, ordering: .relaxed)
             return
         }
-        switch datagram {
-        case .rtp(let packet): handleRTP(packet, from: address, owner: owner, now: now)
-        case .rtcp(let packets): handleRTCP(packets, from: address, owner: owner, now: now)
+        if Datagram.isRTP(bytes) {
+            // Read where it lies: only the payload is copied, into storage the playback thread gave back.
+            do {
+                let header = try RTPPacket.parseHeader(bytes)
+                handleRTP(header, payload: bytes.dropFirst(header.payload.lowerBound).prefix(header.payload.count),
+                          from: address, owner: owner, now: now)
+            } catch {
+                if case .wrongVersion = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
+                else { counters.malformed.wrappingAdd(1, ordering: .relaxed) }
+            }
+            return
+        }
+        do {
+            handleRTCP(try RTCPPacket.parseCompound(bytes), from: address, owner: owner, now: now)
+        } catch {
+            if case .wrongVersion = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
+            else { counters.malformed.wrappingAdd(1, ordering: .relaxed) }
         }
     }
 
-    private func handleRTP(_ packet: RTPPacket, from address: SocketAddress, owner: [UInt8], now: UInt64) {
-        guard packet.payloadType == configuration.payloadType, !packet.payload.isEmpty else {
+    private func handleRTP(_ packet: RTPHeader, payload: ArraySlice<UInt8>, from address: SocketAddress, owner: [UInt8], now: UInt64) {
+        guard packet.payloadType == configuration.payloadType, !payload.isEmpty else {
             counters.wrongPayloadType.wrappingAdd(1, ordering: .relaxed)
             return
         }
@@ -273,9 +283,12 @@ final class NetworkLoop {
         }
         counters.rtpReceived.wrappingAdd(1, ordering: .relaxed)
         peers.update(address) { $0.ssrc = packet.ssrc }
+        var copy = inbox.reusable()?.payload ?? []
+        copy.removeAll(keepingCapacity: true)
+        copy += payload
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-            marker: packet.marker, payload: packet.payload, arrivalTime: now
+            marker: packet.marker, payload: copy, arrivalTime: now
         )
         if !inbox.push(received) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }

@@ -7,16 +7,20 @@ final class OpusPlayoutDecoder: FrameDecoder {
     /// Nil only if libopus could not allocate a decoder: the stream then plays silence.
     private let decoder: OpusDecoder?
     private let undecodable: PlaybackCounter
+    /// Takes each payload once it is decoded, for its storage to be used again.
+    private let spent: ([UInt8]) -> Void
 
-    init(undecodable: PlaybackCounter) {
+    init(undecodable: PlaybackCounter, spent: @escaping ([UInt8]) -> Void = { _ in }) {
         decoder = try? OpusDecoder()
         self.undecodable = undecodable
+        self.spent = spent
     }
 
     func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
         guard let decoder else { return silence(samples, into: &output) }
         switch decision {
         case .decode(let payload):
+            defer { spent(payload) }
             if (try? decoder.decode(payload, into: &output)) != nil { return }
             undecodable.count += 1
             conceal(samples, with: decoder, into: &output)

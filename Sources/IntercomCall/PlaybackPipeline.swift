@@ -8,7 +8,7 @@ import Synchronization
 /// The thread owns every jitter buffer; the network thread only fills the inbox ring.
 final class PlaybackPipeline {
     private let sink: AudioSink
-    private let inbox: SPSCRing<ReceivedPacket>
+    private let inbox: RecyclingRing<ReceivedPacket>
     private let mixer: StreamMixer
     /// The period being mixed, kept from period to period so that mixing allocates nothing.
     private var period: [Float]
@@ -28,7 +28,7 @@ final class PlaybackPipeline {
     /// Volume changes per peer stream, from the user interface.
     let gains = SPSCRing<(ssrc: UInt32, gain: Float)>(capacity: 32)
 
-    init(sink: AudioSink, configuration: CallConfiguration, inbox: SPSCRing<ReceivedPacket>, echoReference: EchoReference) throws {
+    init(sink: AudioSink, configuration: CallConfiguration, inbox: RecyclingRing<ReceivedPacket>, echoReference: EchoReference) throws {
         self.sink = sink
         self.echoReference = echoReference
         self.inbox = inbox
@@ -38,7 +38,7 @@ final class PlaybackPipeline {
         )
         let undecodable = self.undecodable
         mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in
-            (OpusPlayoutDecoder(undecodable: undecodable), ResamplingRateAdjuster.make())
+            (OpusPlayoutDecoder(undecodable: undecodable, spent: { inbox.giveBack(.spare($0)) }), ResamplingRateAdjuster.make())
         }
     }
 

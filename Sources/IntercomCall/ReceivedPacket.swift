@@ -16,4 +16,10 @@ struct ReceivedPacket: Sendable {
     static func goodbye(ssrc: UInt32) -> ReceivedPacket {
         ReceivedPacket(ssrc: ssrc, sequenceNumber: 0, timestamp: 0, marker: false, payload: [], arrivalTime: 0)
     }
+
+    /// Not a packet: a payload the playback thread has decoded, given back to the network
+    /// thread to be filled with another (`RecyclingRing`), so that receiving allocates nothing.
+    static func spare(_ payload: [UInt8]) -> ReceivedPacket {
+        ReceivedPacket(ssrc: 0, sequenceNumber: 0, timestamp: 0, marker: false, payload: payload, arrivalTime: 0)
+    }
 }

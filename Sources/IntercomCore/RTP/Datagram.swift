@@ -10,7 +10,7 @@ public enum Datagram: Equatable, Sendable {
     public static func classify(_ bytes: some Collection<UInt8>) throws(DatagramParseError) -> Datagram {
         let bytes = Array(bytes)
         guard bytes.count >= 2 else { throw .tooShort(byteCount: bytes.count) }
-        if (64...95).contains(bytes[1] & 0x7F) {
+        if !isRTP(bytes[...]) {
             do {
                 return .rtcp(try RTCPPacket.parseCompound(bytes))
             } catch {
@@ -22,6 +22,14 @@ public enum Datagram: Equatable, Sendable {
         } catch {
             throw .rtp(error)
         }
+    }
+}
+
+extension Datagram {
+    /// Whether `classify` would read the datagram as RTP (at least two bytes, and a second
+    /// byte outside RTCP's range).
+    public static func isRTP(_ bytes: ArraySlice<UInt8>) -> Bool {
+        bytes.count >= 2 && !(64...95).contains(bytes[bytes.startIndex + 1] & 0x7F)
     }
 }
 

@@ -42,50 +42,61 @@ public struct RTPPacket: Equatable, Sendable {
     /// Parses one RTP packet, throwing a typed error for anything malformed.
     public static func parse(_ bytes: some Collection<UInt8>) throws(RTPParseError) -> RTPPacket {
         let bytes = Array(bytes)
+        let header = try parseHeader(bytes[...])
+        var csrcs: [UInt32] = []
+        for index in 0..<header.csrcCount {
+            csrcs.append(bytes.readBigEndianUInt32(at: fixedHeaderLength + 4 * index))
+        }
+        var headerExtension: RTPHeaderExtension?
+        if let data = header.extensionData {
+            headerExtension = RTPHeaderExtension(
+                profileDefined: UInt16(bytes[data.lowerBound - 4]) << 8 | UInt16(bytes[data.lowerBound - 3]), data: Array(bytes[data])
+            )
+        }
+        return RTPPacket(
+            marker: header.marker, payloadType: header.payloadType, sequenceNumber: header.sequenceNumber,
+            timestamp: header.timestamp, ssrc: header.ssrc, csrcs: csrcs, headerExtension: headerExtension,
+            payload: Array(bytes[header.payload])
+        )
+    }
+
+    /// Reads and checks an RTP packet's header where it lies, copying nothing: what the network
+    /// thread needs to place the payload, with every check `parse` makes.
+    public static func parseHeader(_ bytes: ArraySlice<UInt8>) throws(RTPParseError) -> RTPHeader {
         guard bytes.count >= fixedHeaderLength else { throw .tooShort(byteCount: bytes.count) }
-        var reader = ByteReader(bytes)
-        let first = try reader.readUInt8(orThrow: RTPParseError.tooShort(byteCount: bytes.count))
+        let start = bytes.startIndex
+        let first = bytes[start]
         let version = first >> 6
         guard version == Self.version else { throw .wrongVersion(version) }
         let hasPadding = first & 0x20 != 0
         let hasExtension = first & 0x10 != 0
         let csrcCount = Int(first & 0x0F)
-        let second = try reader.readUInt8(orThrow: RTPParseError.tooShort(byteCount: bytes.count))
-        let sequenceNumber = try reader.readUInt16(orThrow: RTPParseError.tooShort(byteCount: bytes.count))
-        let timestamp = try reader.readUInt32(orThrow: RTPParseError.tooShort(byteCount: bytes.count))
-        let ssrc = try reader.readUInt32(orThrow: RTPParseError.tooShort(byteCount: bytes.count))
-
-        var csrcs: [UInt32] = []
-        for _ in 0..<csrcCount {
-            csrcs.append(try reader.readUInt32(orThrow: RTPParseError.truncatedCSRCList(csrcCount: csrcCount)))
-        }
-
-        var headerExtension: RTPHeaderExtension?
+        let second = bytes[start + 1]
+        var position = start + fixedHeaderLength
+        guard bytes.endIndex - position >= 4 * csrcCount else { throw .truncatedCSRCList(csrcCount: csrcCount) }
+        position += 4 * csrcCount
+        var extensionData: Range<Int>?
         if hasExtension {
-            let profile = try reader.readUInt16(orThrow: RTPParseError.truncatedExtension)
-            let wordCount = Int(try reader.readUInt16(orThrow: RTPParseError.truncatedExtension))
-            let data = try reader.readBytes(wordCount * 4, orThrow: RTPParseError.truncatedExtension)
-            headerExtension = RTPHeaderExtension(profileDefined: profile, data: data)
+            guard bytes.endIndex - position >= 4 else { throw .truncatedExtension }
+            let wordCount = Int(bytes[position + 2]) << 8 | Int(bytes[position + 3])
+            position += 4
+            guard bytes.endIndex - position >= 4 * wordCount else { throw .truncatedExtension }
+            extensionData = (position - start)..<(position - start + 4 * wordCount)
+            position += 4 * wordCount
         }
-
-        var payload = reader.readRemaining()
+        var end = bytes.endIndex
         if hasPadding {
             // The last octet counts the padding, itself included, so zero is malformed.
-            guard let paddingCount = payload.last, paddingCount > 0, Int(paddingCount) <= payload.count else {
+            guard end > position, let paddingCount = bytes.last, paddingCount > 0, Int(paddingCount) <= end - position else {
                 throw .badPadding
             }
-            payload.removeLast(Int(paddingCount))
+            end -= Int(paddingCount)
         }
-
-        return RTPPacket(
-            marker: second & 0x80 != 0,
-            payloadType: second & 0x7F,
-            sequenceNumber: sequenceNumber,
-            timestamp: timestamp,
-            ssrc: ssrc,
-            csrcs: csrcs,
-            headerExtension: headerExtension,
-            payload: payload
+        return RTPHeader(
+            marker: second & 0x80 != 0, payloadType: second & 0x7F,
+            sequenceNumber: UInt16(bytes[start + 2]) << 8 | UInt16(bytes[start + 3]),
+            timestamp: bytes.readBigEndianUInt32(at: 4), ssrc: bytes.readBigEndianUInt32(at: 8), csrcCount: csrcCount,
+            extensionData: extensionData, payload: (position - start)..<(end - start)
         )
     }
 
@@ -164,4 +175,27 @@ public enum RTPParseError: Error, Equatable, Sendable {
     case truncatedExtension
     /// The padding count is zero or larger than the payload.
     case badPadding
+}
+
+/// An RTP packet's fixed header and where its parts lie, as `RTPPacket.parseHeader` read them.
+/// Ranges count from the first byte of the packet.
+public struct RTPHeader: Equatable, Sendable {
+    public let marker: Bool
+    public let payloadType: UInt8
+    public let sequenceNumber: UInt16
+    public let timestamp: UInt32
+    public let ssrc: UInt32
+    public let csrcCount: Int
+    /// The header extension's data, after its 4-byte header.
+    public let extensionData: Range<Int>?
+    /// The payload, padding left out.
+    public let payload: Range<Int>
+}
+
+extension Collection<UInt8> where Index == Int {
+    /// The 32-bit big-endian number `offset` bytes from the start.
+    func readBigEndianUInt32(at offset: Int) -> UInt32 {
+        let at = startIndex + offset
+        return UInt32(self[at]) << 24 | UInt32(self[at + 1]) << 16 | UInt32(self[at + 2]) << 8 | UInt32(self[at + 3])
+    }
 }

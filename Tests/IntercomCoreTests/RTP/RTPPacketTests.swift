@@ -67,6 +67,17 @@ struct RTPPacketTests {
         #expect(bytes == Self.minimalPacket)
     }
 
+    @Test func readsAHeaderWhereItLiesInALargerBuffer() throws {
+        let buffer = [0x55, 0x55] + Self.minimalPacket + [0x55]
+        let slice = buffer[2..<(2 + Self.minimalPacket.count)]
+        let header = try RTPPacket.parseHeader(slice)
+        #expect(header.marker && header.payloadType == 96 && header.sequenceNumber == 0x1234)
+        #expect(header.timestamp == 0xDEAD_BEEF && header.ssrc == 0x0102_0304 && header.csrcCount == 0)
+        #expect(header.extensionData == nil && header.payload == 12..<15)
+        #expect(Array(slice.dropFirst(header.payload.lowerBound).prefix(header.payload.count)) == [0xAA, 0xBB, 0xCC])
+        #expect(throws: RTPParseError.tooShort(byteCount: 11)) { try RTPPacket.parseHeader(slice.prefix(11)) }
+    }
+
     @Test func parsesAnArraySlice() throws {
         let buffer = Self.minimalPacket + [0xFF, 0xFF]
         let packet = try RTPPacket.parse(buffer[..<Self.minimalPacket.count])
