@@ -90,7 +90,11 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
 
     /// Drops sources silent for `limits.silence`; returns their SSRCs.
     public mutating func expire(now: UInt64) -> [UInt32] {
-        let gone = sources.filter { now > $0.value.lastHeard && now - $0.value.lastHeard >= limits.silence }.map(\.key)
+        let silence = limits.silence
+        func expired(_ source: Source) -> Bool { now > source.lastHeard && now - source.lastHeard >= silence }
+        // Most seconds nothing expires: then no list is made.
+        guard sources.values.contains(where: expired) else { return [] }
+        let gone = sources.filter { expired($0.value) }.map(\.key)
         for ssrc in gone { sources[ssrc] = nil }
         return gone
     }
