@@ -55,8 +55,8 @@ public final class Call: @unchecked Sendable {
         let stream = OutgoingStream(frameSamples: configuration.frameSamples, using: &generator)
         ssrc = stream.ssrc
         // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
-        let outbox = RecyclingRing<[UInt8]>(capacity: 64)
-        let inbox = RecyclingRing<ReceivedPacket>(capacity: 256)
+        let outbox = RecyclingRing<[UInt8]>(capacity: 64) { ReceivedPacket.spareStorage() }
+        let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
         let captureCounters = CaptureCounters()
         let echoReference = EchoReference(frameSamples: configuration.frameSamples)
         let poller = poller

@@ -8,12 +8,22 @@ import IntercomIO
 /// to be filled again, so that neither side allocates once a call runs.
 final class EchoReference: @unchecked Sendable {
     private static let capacity = 64
-    private let ring = RecyclingRing<(playTime: UInt64, frame: [Int16])>(capacity: EchoReference.capacity)
+    private struct PlayedFrame {
+        var playTime: UInt64
+        var frame: [Int16]
+    }
+
+    private let ring: RecyclingRing<PlayedFrame>
     /// Owned by the capture thread.
     private var timeline: EchoReferenceTimeline
 
     init(frameSamples: Int) {
         timeline = EchoReferenceTimeline(frameSamples: frameSamples)
+        ring = RecyclingRing(capacity: Self.capacity) {
+            var frame: [Int16] = []
+            frame.reserveCapacity(frameSamples)
+            return PlayedFrame(playTime: 0, frame: frame)
+        }
     }
 
     /// Playback side: a frame about to be written, heard from `playTime` on.
@@ -24,7 +34,7 @@ final class EchoReference: @unchecked Sendable {
         converted.removeAll(keepingCapacity: true)
         converted.reserveCapacity(frame.count)
         for sample in frame { converted.append(int16(fromFloat: sample)) }
-        ring.push((playTime, converted))
+        ring.push(PlayedFrame(playTime: playTime, frame: converted))
     }
 
     /// Capture side: the reference for the microphone frame whose first sample was captured
@@ -32,7 +42,7 @@ final class EchoReference: @unchecked Sendable {
     func reference(capturedAt captureTime: UInt64, into reference: inout [Int16]) {
         while let played = ring.pop() {
             timeline.played(played.frame, at: played.playTime)
-            ring.giveBack(played)
+            ring.giveBack(consume played)
         }
         timeline.reference(capturedAt: captureTime, into: &reference)
     }

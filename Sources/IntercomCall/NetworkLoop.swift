@@ -32,8 +32,9 @@ final class NetworkLoop {
     private var sentSinceLastReport = false
     private var lastSentPackets = 0
     private var buffer = [UInt8](repeating: 0, count: NetworkLoop.maximumDatagram)
-    /// Recent senders' addresses, so that receiving from a known peer allocates nothing.
-    private var senders = SenderAddressCache()
+    /// Recent senders' addresses, so that receiving from a known peer allocates nothing: room
+    /// for as many as the peer table holds, so that a full call does not evict its own peers.
+    private var senders: SenderAddressCache
     /// The datagram being sealed, kept from packet to packet so that sealing allocates nothing.
     private var sealed: [UInt8] = []
     private let encryption: CallEncryption?
@@ -75,6 +76,7 @@ final class NetworkLoop {
         self.inbox = inbox
         self.capture = capture
         peers = PeerTable(keepaliveTimeout: MediaTime.nanoseconds(configuration.keepaliveTimeout))
+        senders = SenderAddressCache(capacity: peers.capacity)
         encryption = configuration.security.map { CallEncryption($0, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
@@ -241,7 +243,7 @@ final class NetworkLoop {
             return
         }
         do {
-            handleRTCP(try RTCPPacket.parseCompound(bytes), from: address, owner: owner, now: now)
+            handleRTCP(try RTCPCompound(validating: bytes), from: address, owner: owner, now: now)
         } catch {
             if case .wrongVersion = error { counters.wrongVersion.wrappingAdd(1, ordering: .relaxed) }
             else { counters.malformed.wrappingAdd(1, ordering: .relaxed) }
@@ -293,7 +295,9 @@ final class NetworkLoop {
         if !inbox.push(received) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }
 
-    private func handleRTCP(_ packets: [RTCPPacket], from address: SocketAddress, owner: [UInt8], now: UInt64) {
+    /// Read where it lies: a peer's report, description and hello each second allocate
+    /// nothing unless a name changed.
+    private func handleRTCP(_ packets: RTCPCompound, from address: SocketAddress, owner: [UInt8], now: UInt64) {
         // In plain RTP, reports alone never make a stranger a peer (we would answer it with a
         // stream); in an encrypted call they come from an authenticated session.
         guard encryption != nil || peers.peers[address] != nil, admit(address, now: now) else {
@@ -304,30 +308,33 @@ final class NetworkLoop {
         let arrival = NTPTimestamp(unixNanoseconds: SystemClock.realtimeNanoseconds())
         for packet in packets {
             switch packet {
-            case .senderReport(let report):
-                sources.noteSenderReport(ssrc: report.ssrc, owner: owner, ReceivedSenderReport(ntpTimestamp: report.ntpTimestamp, arrivalNanoseconds: now))
-                noteReports(report.reportBlocks, from: address, arrival: arrival)
-            case .receiverReport(let report):
-                noteReports(report.reportBlocks, from: address, arrival: arrival)
+            case .senderReport(let sender, let blocks):
+                sources.noteSenderReport(ssrc: sender.ssrc, owner: owner, ReceivedSenderReport(ntpTimestamp: sender.ntpTimestamp, arrivalNanoseconds: now))
+                noteReports(blocks, from: address, arrival: arrival)
+            case .receiverReport(_, let blocks):
+                noteReports(blocks, from: address, arrival: arrival)
             case .sourceDescription(let chunks):
-                for item in chunks.flatMap(\.items) {
-                    switch item {
-                    case .canonicalName(let cname): peers.update(address) { $0.canonicalName = cname }
-                    case .name(let name): peers.update(address) { $0.name = name }
-                    case .other: break
+                for chunk in chunks {
+                    for item in chunk {
+                        if item.isCanonicalName { peers.update(address) { Self.store(item.value, in: &$0.canonicalName) } }
+                        if item.isName { peers.update(address) { Self.store(item.value, in: &$0.name) } }
                     }
                 }
-            case .goodbye(let goodbye):
+            case .goodbye(let goodbyeSources, _):
                 // Only a source's owner can say goodbye for it.
-                let own = goodbye.sources.filter { sources.forget(ssrc: $0, owner: owner) || peers.peers[address]?.ssrc == $0 }
-                for source in own { stopPlaying(source) }
-                if !own.isEmpty { leave(address) }
-            case .application(let application):
-                guard application.name == PeerHello.applicationName else { continue }
+                var left = false
+                for source in goodbyeSources where sources.forget(ssrc: source, owner: owner) || peers.peers[address]?.ssrc == source {
+                    stopPlaying(source)
+                    left = true
+                }
+                if left { leave(address) }
+            case .application(let subtype, _, let name, let data):
+                guard name == PeerHello.applicationName else { continue }
                 do {
-                    let hello = try PeerHello(application)
+                    guard subtype == PeerHello.subtype else { throw PeerHelloParseError.notPeerHello(name: name, subtype: subtype) }
+                    let hello = try PeerHelloView(data: data)
                     peers.update(address) {
-                        $0.name = hello.displayName
+                        Self.store(hello.displayNameBytes, in: &$0.name)
                         $0.protocolVersion = Int(PeerHello.currentVersion)
                         $0.talking = hello.isTalking
                     }
@@ -340,7 +347,13 @@ final class NetworkLoop {
         }
     }
 
-    private func noteReports(_ blocks: [ReportBlock], from address: SocketAddress, arrival: NTPTimestamp) {
+    /// A name as sent, made a string only when it differs from the one kept.
+    private static func store(_ bytes: ArraySlice<UInt8>, in text: inout String?) {
+        if let text, text.utf8.elementsEqual(bytes) { return }
+        text = String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func noteReports(_ blocks: RTCPReportBlocks, from address: SocketAddress, arrival: NTPTimestamp) {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
         capture.lossReports.wrappingAdd(1, ordering: .relaxed)
@@ -350,7 +363,7 @@ final class NetworkLoop {
 
     /// The encoder protects against the worst link among the peers still in the call.
     private func updateReportedLoss() {
-        let worst = remoteReports.values.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
+        let worst = remoteReports.values.lazy.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
         capture.reportedLossPermille.store(worst, ordering: .relaxed)
     }
 
@@ -366,7 +379,7 @@ final class NetworkLoop {
             sentSinceLastReport = true
             // The table's own keys: a list of them would be allocated for every packet.
             for destination in peers.peers.keys { send(packet, kind: .rtp, to: destination) }
-            outbox.giveBack(packet)
+            outbox.giveBack(consume packet)
         }
     }
 

@@ -8,22 +8,24 @@ final class OpusPlayoutDecoder: FrameDecoder {
     private let decoder: OpusDecoder?
     private let undecodable: PlaybackCounter
     /// Takes each payload once it is decoded, for its storage to be used again.
-    private let spent: ([UInt8]) -> Void
+    private let spent: (consuming [UInt8]) -> Void
 
-    init(undecodable: PlaybackCounter, spent: @escaping ([UInt8]) -> Void = { _ in }) {
+    init(undecodable: PlaybackCounter, spent: @escaping (consuming [UInt8]) -> Void = { _ in }) {
         decoder = try? OpusDecoder()
         self.undecodable = undecodable
         self.spent = spent
     }
 
-    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
+    func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float]) {
         guard let decoder else { return silence(samples, into: &output) }
-        switch decision {
+        switch consume decision {
         case .decode(let payload):
-            defer { spent(payload) }
-            if (try? decoder.decode(payload, into: &output)) != nil { return }
-            undecodable.count += 1
-            conceal(samples, with: decoder, into: &output)
+            if (try? decoder.decode(payload, into: &output)) == nil {
+                undecodable.count += 1
+                conceal(samples, with: decoder, into: &output)
+            }
+            // Given up, not shared: the network thread refills it without copying.
+            spent(consume payload)
         case .recoverWithFEC(let next, let samples):
             if (try? decoder.recover(samples: samples, fromNext: next, into: &output)) != nil { return }
             conceal(samples, with: decoder, into: &output)

@@ -38,7 +38,7 @@ final class PlaybackPipeline {
         )
         let undecodable = self.undecodable
         mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in
-            (OpusPlayoutDecoder(undecodable: undecodable, spent: { inbox.giveBack(.spare($0)) }), ResamplingRateAdjuster.make())
+            (OpusPlayoutDecoder(undecodable: undecodable, spent: { inbox.giveBack(.spare(consume $0)) }), ResamplingRateAdjuster.make())
         }
     }
 

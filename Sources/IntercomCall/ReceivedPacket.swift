@@ -19,6 +19,14 @@ struct ReceivedPacket: Sendable {
 
     /// Not a packet: a payload the playback thread has decoded, given back to the network
     /// thread to be filled with another (`RecyclingRing`), so that receiving allocates nothing.
+    /// Storage for a datagram or payload: room for a 10 ms frame at the highest bitrate the
+    /// encoder is given (510 kb/s, about 640 bytes); a longer one grows its buffer once.
+    static func spareStorage() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(768)
+        return bytes
+    }
+
     static func spare(_ payload: [UInt8]) -> ReceivedPacket {
         ReceivedPacket(ssrc: 0, sequenceNumber: 0, timestamp: 0, marker: false, payload: payload, arrivalTime: 0)
     }

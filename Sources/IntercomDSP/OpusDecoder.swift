@@ -34,6 +34,7 @@ public final class OpusDecoder {
     /// Decodes a received packet into `output`, replacing what it held; with room in it (the
     /// longest packet, `maximumFrameSamples`), nothing is allocated.
     public func decode(_ packet: [UInt8], into output: inout [Float]) throws(OpusError) {
+        output.removeAll(keepingCapacity: true)
         guard !packet.isEmpty else { throw .emptyPacket }
         try run(packet, samples: Self.maximumFrameSamples, fec: false, into: &output)
     }
@@ -48,6 +49,7 @@ public final class OpusDecoder {
 
     /// `recover` into `output`, replacing what it held.
     public func recover(samples: Int, fromNext packet: [UInt8], into output: inout [Float]) throws(OpusError) {
+        output.removeAll(keepingCapacity: true)
         guard !packet.isEmpty else { throw .emptyPacket }
         try checkLossDuration(samples)
         try run(packet, samples: samples, fec: true, into: &output)
@@ -62,13 +64,14 @@ public final class OpusDecoder {
 
     /// `conceal` into `output`, replacing what it held.
     public func conceal(samples: Int, into output: inout [Float]) throws(OpusError) {
+        output.removeAll(keepingCapacity: true)
         try checkLossDuration(samples)
         try run(nil, samples: samples, fec: false, into: &output)
     }
 
     private func checkLossDuration(_ samples: Int) throws(OpusError) {
         // Opus conceals in multiples of 2.5 ms.
-        let quantum = VoiceFormat.samples(milliseconds: 5) / 2
+        let quantum = VoiceFormat.opusFrameQuantum
         guard samples > 0, samples <= Self.maximumFrameSamples, samples % quantum == 0 else {
             throw .invalidFrameSize(got: samples, expected: quantum)
         }

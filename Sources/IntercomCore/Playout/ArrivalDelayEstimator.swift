@@ -15,8 +15,13 @@ struct ArrivalDelayEstimator: Sendable {
     /// Candidates for the window minimum: arrivals in order, offsets strictly increasing, so the front is the minimum.
     private var minimumCandidates: Deque<Sample> = []
 
+    /// Room for a window of the shortest packets is made here, so that recording (on the
+    /// playback thread) never grows the list: with the clocks drifting apart every packet of
+    /// the window can be a candidate.
     init(window: UInt64) {
         self.window = window
+        let shortestPacket = MediaTime.nanoseconds(samples: Int64(VoiceFormat.opusFrameQuantum))
+        minimumCandidates.reserveCapacity(Int(window / UInt64(shortestPacket)) + 1)
     }
 
     /// Records a packet and returns its delay beyond the fastest packet of the window, in nanoseconds.

@@ -21,8 +21,7 @@ struct FrameDurationEstimator: Sendable {
         }
         guard let previous, sequenceNumber == previous.sequenceNumber + 1 else { return }
         let step = timestamp - previous.timestamp
-        // Opus packets last a multiple of 2.5 ms (120 samples), up to 120 ms.
-        guard step > 0, step <= 5_760, step % 120 == 0 else { return }
+        guard step > 0, step <= VoiceFormat.longestOpusPacket, step % Int64(VoiceFormat.opusFrameQuantum) == 0 else { return }
         if step == candidate { samples = step }
         candidate = step
     }

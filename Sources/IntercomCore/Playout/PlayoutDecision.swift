@@ -8,4 +8,9 @@ public enum PlayoutDecision: Equatable, Sendable {
     case conceal(samples: Int)
     /// Nothing is being sent (DTX gap, before the first packet, stream idle): play `samples` of comfort silence.
     case comfortSilence(samples: Int)
+
+    public var isDecode: Bool {
+        if case .decode = self { return true }
+        return false
+    }
 }

@@ -59,8 +59,9 @@ public final class ReceiveStream {
             // The next frame starts playing once everything already decoded has been played.
             let queuedDuration = MediaTime.nanoseconds(samples: Int64((Double(decodedSamples.count) / ratio).rounded()))
             let (decision, samples) = jitterBuffer.nextFrame(now: now + UInt64(queuedDuration))
-            decoder.render(decision, samples: samples, into: &rendered)
-            if case .decode = decision, isSkippable(rendered) { continue }
+            let decoded = decision.isDecode
+            decoder.render(consume decision, samples: samples, into: &rendered)
+            if decoded, isSkippable(rendered) { continue }
             if rendered.isEmpty {
                 decodedSamples.appendSilence(max(samples, 1))
             } else {

@@ -23,7 +23,7 @@ public struct PeerHello: Equatable, Sendable {
     /// The longest display name on the wire, in UTF-8 bytes.
     public static let maximumDisplayNameByteCount = 64
 
-    private static let talkingFlag: UInt8 = 0x01
+    fileprivate static let talkingFlag: UInt8 = 0x01
 
     public var isTalking: Bool
     /// The UDP port the peer receives on.
@@ -49,19 +49,14 @@ public struct PeerHello: Equatable, Sendable {
 
     /// Reads a hello from the data of its APP packet.
     public init(data: [UInt8]) throws(PeerHelloParseError) {
-        var reader = ByteReader(data)
-        let version = try reader.readUInt8(orThrow: PeerHelloParseError.truncated)
-        guard version == Self.currentVersion else { throw .unsupportedVersion(version) }
-        let flags = try reader.readUInt8(orThrow: PeerHelloParseError.truncated)
-        let port = try reader.readUInt16(orThrow: PeerHelloParseError.truncated)
-        let idBytes = try reader.readBytes(PeerID.byteCount, orThrow: PeerHelloParseError.truncated)
-        let nameLength = Int(try reader.readUInt8(orThrow: PeerHelloParseError.truncated))
-        guard nameLength <= Self.maximumDisplayNameByteCount else { throw .displayNameTooLong(byteCount: nameLength) }
-        let nameBytes = try reader.readBytes(nameLength, orThrow: PeerHelloParseError.truncated)
-        guard let name = String(validating: nameBytes, as: UTF8.self) else { throw .displayNameNotUTF8 }
+        self.init(try PeerHelloView(data: data[...]))
+    }
+
+    /// The hello a view reads, copied out of its packet.
+    public init(_ view: PeerHelloView) {
         self.init(
-            isTalking: flags & Self.talkingFlag != 0, listeningPort: port,
-            peerID: PeerID(exactly: idBytes), displayName: name
+            isTalking: view.isTalking, listeningPort: view.listeningPort,
+            peerID: PeerID(exactly: Array(view.peerIDBytes)), displayName: String(decoding: view.displayNameBytes, as: UTF8.self)
         )
     }
 
@@ -80,6 +75,44 @@ public struct PeerHello: Equatable, Sendable {
     /// The hello as an APP packet from the given SSRC.
     public func applicationPacket(ssrc: UInt32) -> RTCPApplicationPacket {
         RTCPApplicationPacket(subtype: Self.subtype, ssrc: ssrc, name: Self.applicationName, data: data)
+    }
+}
+
+/// A hello read where it lies in its APP packet's data, checked as `PeerHello` checks it: what
+/// the network thread reads from each peer every second, without allocating.
+public struct PeerHelloView: Sendable {
+    public var isTalking: Bool
+    public var listeningPort: UInt16
+    /// `PeerID.byteCount` bytes.
+    public var peerIDBytes: ArraySlice<UInt8>
+    /// Valid UTF-8, at most `PeerHello.maximumDisplayNameByteCount` bytes.
+    public var displayNameBytes: ArraySlice<UInt8>
+
+    public init(data: ArraySlice<UInt8>) throws(PeerHelloParseError) {
+        var reader = ByteReader(data)
+        let version = try reader.readUInt8(orThrow: PeerHelloParseError.truncated)
+        guard version == PeerHello.currentVersion else { throw .unsupportedVersion(version) }
+        let flags = try reader.readUInt8(orThrow: PeerHelloParseError.truncated)
+        listeningPort = try reader.readUInt16(orThrow: PeerHelloParseError.truncated)
+        peerIDBytes = try reader.readSlice(PeerID.byteCount, orThrow: PeerHelloParseError.truncated)
+        let nameLength = Int(try reader.readUInt8(orThrow: PeerHelloParseError.truncated))
+        guard nameLength <= PeerHello.maximumDisplayNameByteCount else { throw .displayNameTooLong(byteCount: nameLength) }
+        displayNameBytes = try reader.readSlice(nameLength, orThrow: PeerHelloParseError.truncated)
+        guard Self.isValidUTF8(displayNameBytes) else { throw .displayNameNotUTF8 }
+        isTalking = flags & PeerHello.talkingFlag != 0
+    }
+
+    /// The check `String(validating:as:)` makes, without making the string.
+    private static func isValidUTF8(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
     }
 }
 

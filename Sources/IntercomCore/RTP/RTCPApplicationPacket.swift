@@ -14,14 +14,6 @@ public struct RTCPApplicationPacket: Equatable, Sendable {
         self.data = data
     }
 
-    init(body: inout ByteReader, subtype: UInt8) throws(RTCPParseError) {
-        let truncated = RTCPParseError.truncatedBody(packetType: RTCPPacket.PacketType.application)
-        self.subtype = subtype
-        ssrc = try body.readUInt32(orThrow: truncated)
-        name = RTCPApplicationName(rawValue: try body.readUInt32(orThrow: truncated))
-        data = body.readRemaining()
-    }
-
     func appendBody(to bytes: inout [UInt8]) {
         bytes.appendBigEndian(ssrc)
         bytes.appendBigEndian(name.rawValue)

@@ -10,18 +10,8 @@ public struct RTCPGoodbye: Equatable, Sendable {
         self.reason = reason
     }
 
-    init(body: inout ByteReader, sourceCount: Int) throws(RTCPParseError) {
-        let truncated = RTCPParseError.truncatedBody(packetType: RTCPPacket.PacketType.goodbye)
-        sources = []
-        for _ in 0..<sourceCount {
-            sources.append(try body.readUInt32(orThrow: truncated))
-        }
-        if body.remainingCount > 0 {
-            let length = Int(try body.readUInt8(orThrow: truncated))
-            reason = String(decoding: try body.readBytes(length, orThrow: truncated), as: UTF8.self)
-        } else {
-            reason = nil
-        }
+    init(sources: RTCPSourceList, reason: ArraySlice<UInt8>?) {
+        self.init(sources: Array(sources), reason: reason.map { String(decoding: $0, as: UTF8.self) })
     }
 
     func appendBody(to bytes: inout [UInt8]) {

@@ -20,60 +20,29 @@ public enum RTCPPacket: Equatable, Sendable {
 
     static let headerLength = 4
 
-    /// Parses a compound RTCP datagram into its packets, in order.
+    /// Parses a compound RTCP datagram into its packets, in order, each copied out of it
+    /// (`RTCPCompound` reads them where they lie).
     ///
-    /// Every packet's header must be valid and its length must fit in the datagram. The
-    /// RFC 3550 A.2 rule that a compound starts with SR or RR is not enforced, so reduced-size
-    /// RTCP (RFC 5506) is accepted.
+    /// Every packet's header must be valid and its length must fit in the datagram.
     public static func parseCompound(_ bytes: some Collection<UInt8>) throws(RTCPParseError) -> [RTCPPacket] {
-        let bytes = Array(bytes)
-        guard !bytes.isEmpty else { throw .empty }
-        var packets: [RTCPPacket] = []
-        var start = 0
-        while start < bytes.count {
-            let available = bytes.count - start
-            guard available >= headerLength else { throw .truncatedHeader(byteCount: available) }
-            var header = ByteReader(bytes, range: start..<bytes.count)
-            let first = try header.readUInt8(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
-            let packetType = try header.readUInt8(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
-            let lengthInWordsMinusOne = try header.readUInt16(orThrow: RTCPParseError.truncatedHeader(byteCount: available))
-            let version = first >> 6
-            guard version == RTPPacket.version else { throw .wrongVersion(version) }
-            let packetLength = (Int(lengthInWordsMinusOne) + 1) * 4
-            guard packetLength <= available else {
-                throw .lengthExceedsDatagram(declaredByteCount: packetLength, availableByteCount: available)
-            }
-
-            var bodyEnd = start + packetLength
-            if first & 0x20 != 0 {
-                // The last octet counts the padding, itself included.
-                let paddingCount = Int(bytes[bodyEnd - 1])
-                guard paddingCount > 0, paddingCount <= packetLength - headerLength else { throw .badPadding }
-                bodyEnd -= paddingCount
-            }
-            var body = ByteReader(bytes, range: start + headerLength..<bodyEnd)
-            packets.append(try parseBody(&body, packetType: packetType, count: Int(first & 0x1F)))
-            start += packetLength
-        }
-        return packets
+        try RTCPCompound(validating: ArraySlice(bytes)).map(RTCPPacket.init)
     }
 
-    private static func parseBody(
-        _ body: inout ByteReader, packetType: UInt8, count: Int
-    ) throws(RTCPParseError) -> RTCPPacket {
-        switch packetType {
-        case PacketType.senderReport:
-            return .senderReport(try RTCPSenderReport(body: &body, reportCount: count))
-        case PacketType.receiverReport:
-            return .receiverReport(try RTCPReceiverReport(body: &body, reportCount: count))
-        case PacketType.sourceDescription:
-            return .sourceDescription(try SDESChunk.parseChunks(body: &body, chunkCount: count))
-        case PacketType.goodbye:
-            return .goodbye(try RTCPGoodbye(body: &body, sourceCount: count))
-        case PacketType.application:
-            return .application(try RTCPApplicationPacket(body: &body, subtype: UInt8(count)))
-        default:
-            return .unknown(packetType: packetType, count: UInt8(count), body: body.readRemaining())
+    /// The packet a view reads, copied out of its datagram.
+    public init(_ view: RTCPPacketView) {
+        switch view {
+        case .senderReport(let sender, let blocks):
+            self = .senderReport(RTCPSenderReport(sender, blocks: blocks))
+        case .receiverReport(let ssrc, let blocks):
+            self = .receiverReport(RTCPReceiverReport(ssrc: ssrc, reportBlocks: Array(blocks)))
+        case .sourceDescription(let chunks):
+            self = .sourceDescription(chunks.map(SDESChunk.init))
+        case .goodbye(let sources, let reason):
+            self = .goodbye(RTCPGoodbye(sources: sources, reason: reason))
+        case .application(let subtype, let ssrc, let name, let data):
+            self = .application(RTCPApplicationPacket(subtype: subtype, ssrc: ssrc, name: name, data: Array(data)))
+        case .unknown(let packetType, let count, let body):
+            self = .unknown(packetType: packetType, count: count, body: Array(body))
         }
     }
 

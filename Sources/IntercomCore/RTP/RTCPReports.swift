@@ -22,16 +22,11 @@ public struct RTCPSenderReport: Equatable, Sendable {
         self.reportBlocks = reportBlocks
     }
 
-    init(body: inout ByteReader, reportCount: Int) throws(RTCPParseError) {
-        let truncated = RTCPParseError.truncatedBody(packetType: RTCPPacket.PacketType.senderReport)
-        ssrc = try body.readUInt32(orThrow: truncated)
-        let ntpSeconds = try body.readUInt32(orThrow: truncated)
-        let ntpFraction = try body.readUInt32(orThrow: truncated)
-        ntpTimestamp = NTPTimestamp(seconds: ntpSeconds, fraction: ntpFraction)
-        rtpTimestamp = try body.readUInt32(orThrow: truncated)
-        packetCount = try body.readUInt32(orThrow: truncated)
-        octetCount = try body.readUInt32(orThrow: truncated)
-        reportBlocks = try ReportBlock.parseBlocks(body: &body, count: reportCount, orThrow: truncated)
+    init(_ sender: RTCPSenderInfo, blocks: RTCPReportBlocks) {
+        self.init(
+            ssrc: sender.ssrc, ntpTimestamp: sender.ntpTimestamp, rtpTimestamp: sender.rtpTimestamp,
+            packetCount: sender.packetCount, octetCount: sender.octetCount, reportBlocks: Array(blocks)
+        )
     }
 
     func appendBody(to bytes: inout [UInt8]) {
@@ -56,11 +51,6 @@ public struct RTCPReceiverReport: Equatable, Sendable {
         self.reportBlocks = reportBlocks
     }
 
-    init(body: inout ByteReader, reportCount: Int) throws(RTCPParseError) {
-        let truncated = RTCPParseError.truncatedBody(packetType: RTCPPacket.PacketType.receiverReport)
-        ssrc = try body.readUInt32(orThrow: truncated)
-        reportBlocks = try ReportBlock.parseBlocks(body: &body, count: reportCount, orThrow: truncated)
-    }
 
     func appendBody(to bytes: inout [UInt8]) {
         bytes.appendBigEndian(ssrc)
@@ -102,26 +92,19 @@ public struct ReportBlock: Equatable, Sendable {
         self.delaySinceLastSenderReport = delaySinceLastSenderReport
     }
 
-    static func parseBlocks(
-        body: inout ByteReader, count: Int, orThrow truncated: RTCPParseError
-    ) throws(RTCPParseError) -> [ReportBlock] {
-        var blocks: [ReportBlock] = []
-        for _ in 0..<count {
-            let ssrc = try body.readUInt32(orThrow: truncated)
-            let lossWord = try body.readUInt32(orThrow: truncated)
-            // Shifting the 24-bit field to the top and back sign-extends it.
-            let cumulativeLost = Int32(bitPattern: lossWord << 8) >> 8
-            blocks.append(ReportBlock(
-                ssrc: ssrc,
-                fractionLost: UInt8(lossWord >> 24),
-                cumulativeLost: cumulativeLost,
-                extendedHighestSequence: try body.readUInt32(orThrow: truncated),
-                jitter: try body.readUInt32(orThrow: truncated),
-                lastSenderReport: try body.readUInt32(orThrow: truncated),
-                delaySinceLastSenderReport: try body.readUInt32(orThrow: truncated)
-            ))
-        }
-        return blocks
+    /// Reads a block from a reader that holds at least `byteCount` bytes.
+    init(reading reader: inout ByteReader) {
+        precondition(reader.remainingCount >= Self.byteCount, "a report block is 24 bytes")
+        func word() -> UInt32 { (try? reader.readUInt32(orThrow: RTCPParseError.empty)) ?? 0 }
+        ssrc = word()
+        let lossWord = word()
+        fractionLost = UInt8(lossWord >> 24)
+        // Shifting the 24-bit field to the top and back sign-extends it.
+        cumulativeLost = Int32(bitPattern: lossWord << 8) >> 8
+        extendedHighestSequence = word()
+        jitter = word()
+        lastSenderReport = word()
+        delaySinceLastSenderReport = word()
     }
 
     func append(to bytes: inout [UInt8]) {

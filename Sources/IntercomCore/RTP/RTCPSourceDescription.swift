@@ -8,26 +8,8 @@ public struct SDESChunk: Equatable, Sendable {
         self.items = items
     }
 
-    static func parseChunks(body: inout ByteReader, chunkCount: Int) throws(RTCPParseError) -> [SDESChunk] {
-        let truncated = RTCPParseError.truncatedBody(packetType: RTCPPacket.PacketType.sourceDescription)
-        var chunks: [SDESChunk] = []
-        for _ in 0..<chunkCount {
-            let ssrc = try body.readUInt32(orThrow: truncated)
-            var items: [SDESItem] = []
-            while true {
-                let type = try body.readUInt8(orThrow: truncated)
-                if type == SDESItem.endOfList {
-                    // The null item is followed by null octets up to the next 32-bit boundary;
-                    // chunks start aligned, so absolute alignment is the chunk's alignment.
-                    try body.skip((4 - body.position % 4) % 4, orThrow: truncated)
-                    break
-                }
-                let length = Int(try body.readUInt8(orThrow: truncated))
-                items.append(SDESItem(type: type, value: try body.readBytes(length, orThrow: truncated)))
-            }
-            chunks.append(SDESChunk(ssrc: ssrc, items: items))
-        }
-        return chunks
+    init(_ chunk: SDESChunkView) {
+        self.init(ssrc: chunk.ssrc, items: chunk.map { SDESItem(type: $0.type, value: Array($0.value)) })
     }
 
     func append(to bytes: inout [UInt8]) {

@@ -100,9 +100,6 @@ public struct RTPPacket: Equatable, Sendable {
         )
     }
 
-    /// The packet's wire bytes, without padding.
-    ///
-    /// - Precondition: at most 15 CSRCs.
     /// A packet with no CSRCs and no header extension, as the capture thread sends it, written
     /// into `bytes` (replacing what it held): with room in `bytes`, nothing is allocated.
     public static func serialize(
@@ -119,6 +116,9 @@ public struct RTPPacket: Equatable, Sendable {
         bytes += payload
     }
 
+    /// The packet's wire bytes, without padding.
+    ///
+    /// - Precondition: at most 15 CSRCs.
     public func serialized() -> [UInt8] {
         precondition(csrcs.count <= 15, "an RTP header holds at most 15 CSRCs")
         var bytes: [UInt8] = []

@@ -6,9 +6,13 @@ public final class RecyclingRing<Element>: @unchecked Sendable {
     private let filled: SPSCRing<Element>
     private let returned: SPSCRing<Element>
 
-    public init(capacity: Int) {
+    /// `spare` makes the elements the ring starts with, as many as it holds, so that even a
+    /// consumer running late for a while (more elements in flight than ever before) does not
+    /// make the producer allocate.
+    public init(capacity: Int, spare: () -> Element) {
         filled = SPSCRing(capacity: capacity)
         returned = SPSCRing(capacity: capacity)
+        for _ in 0..<capacity { returned.push(spare()) }
     }
 
     /// Producer side: an element to fill again, when one has come back.
@@ -16,13 +20,14 @@ public final class RecyclingRing<Element>: @unchecked Sendable {
 
     /// Producer side. Returns false, keeping nothing, when the ring is full.
     @discardableResult
-    public func push(_ element: Element) -> Bool { filled.push(element) }
+    public func push(_ element: consuming Element) -> Bool { filled.push(element) }
 
     /// Consumer side. Returns nil when the ring is empty.
     public func pop() -> Element? { filled.pop() }
 
-    /// Consumer side: done with `element`, which the producer may fill again.
-    public func giveBack(_ element: Element) { returned.push(element) }
+    /// Consumer side: done with `element`, which the producer may fill again. Give it up
+    /// with `consume`: a buffer the consumer still refers to would be copied, not refilled.
+    public func giveBack(_ element: consuming Element) { returned.push(element) }
 
     /// Elements waiting for the consumer; exact only when called from one of the two sides.
     public var count: Int { filled.count }

@@ -25,13 +25,14 @@ public final class SPSCRing<Element>: @unchecked Sendable {
         slots.deallocate()
     }
 
-    /// Producer side. Returns false, keeping nothing, when the ring is full.
+    /// Producer side. Returns false, keeping nothing, when the ring is full. The element is
+    /// moved into the ring, so once the consumer has it the producer holds no reference to it.
     @discardableResult
-    public func push(_ element: Element) -> Bool {
+    public func push(_ element: consuming Element) -> Bool {
         let tail = tail.load(ordering: .relaxed)
         let next = (tail + 1) % capacity
         guard next != head.load(ordering: .acquiring) else { return false }
-        slots[tail] = element
+        slots[tail] = consume element
         self.tail.store(next, ordering: .releasing)
         return true
     }

@@ -89,12 +89,15 @@ public enum SecureDatagram: Equatable, Sendable {
         out.append(version)
         out.append(0)
         out.append(0)
-        for value in [receiver, UInt32(truncatingIfNeeded: counter >> 32), UInt32(truncatingIfNeeded: counter)] {
+        func appendBigEndian(_ value: UInt32) {
             out.append(UInt8(value >> 24))
             out.append(UInt8(truncatingIfNeeded: value >> 16))
             out.append(UInt8(truncatingIfNeeded: value >> 8))
             out.append(UInt8(truncatingIfNeeded: value))
         }
+        appendBigEndian(receiver)
+        appendBigEndian(UInt32(truncatingIfNeeded: counter >> 32))
+        appendBigEndian(UInt32(truncatingIfNeeded: counter))
     }
 
     private static func header(_ type: UInt8, _ index: UInt32) -> [UInt8] {

@@ -14,7 +14,7 @@ final class RecordingDecoder: FrameDecoder {
     /// Called after each render; lets a test look at the jitter buffer at the moment of a decision.
     var onRender: ((RenderedFrame) -> Void)?
 
-    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
+    func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float]) {
         let rendered: RenderedFrame
         switch decision {
         case .decode(let payload):
@@ -45,7 +45,7 @@ final class ConstantLevelDecoder: FrameDecoder {
         self.level = level
     }
 
-    func render(_ decision: PlayoutDecision, samples: Int, into output: inout [Float]) {
+    func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float]) {
         if case .decode(let payload) = decision {
             output = Array(repeating: level, count: FramePayload.decode(payload).samples)
         } else {

@@ -73,6 +73,21 @@ struct PeerHelloTests {
         }
     }
 
+    /// The view checks a name without making a string; it must refuse what
+    /// `String(validating:)` refuses: overlong forms, surrogates, cut sequences, bytes past U+10FFFF.
+    @Test(arguments: [
+        [0x61, 0x62], [0xC3, 0xA9], [0xE2, 0x82, 0xAC], [0xF0, 0x9F, 0x8E, 0x99], [],
+        [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xFE], [0x61, 0xC3],
+    ] as [[UInt8]])
+    func namesAreCheckedAsTheStandardLibraryChecksUTF8(name: [UInt8]) {
+        var data = Array(Self.expectedData.prefix(20))
+        data.append(UInt8(name.count))
+        data += name
+        let valid = String(validating: name, as: UTF8.self) != nil
+        let read = (try? PeerHelloView(data: data[...])) != nil
+        #expect(read == valid, "\(name)")
+    }
+
     @Test func ignoresReservedFlagsAndTrailingBytes() throws {
         var extended = Self.expectedData
         extended[1] = 0xFE  // reserved bits set, talking clear

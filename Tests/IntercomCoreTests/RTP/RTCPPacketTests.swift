@@ -53,6 +53,27 @@ struct RTCPPacketTests {
         #expect(try RTCPPacket.parseCompound(Self.compound) == Self.expectedPackets)
     }
 
+    /// The network thread reads a compound where it lies in a larger buffer (after a
+    /// transport header): positions and the SDES alignment count from the compound's start.
+    @Test func readsACompoundWhereItLiesInALargerBuffer() throws {
+        let buffer: [UInt8] = [9, 9, 9, 9, 9, 9] + Self.compound + [7, 7]
+        let compound = try RTCPCompound(validating: buffer[6..<6 + Self.compound.count])
+        #expect(compound.map(RTCPPacket.init) == Self.expectedPackets)
+        var seen = 0
+        for case .sourceDescription(let chunks) in compound {
+            for chunk in chunks {
+                #expect(chunk.ssrc == 0x1122_3344)
+                #expect(chunk.map(\.type) == [1])
+                #expect(chunk.map { Array($0.value) } == [[0x61, 0x62]])
+                seen += 1
+            }
+        }
+        #expect(seen == 1)
+        #expect(throws: RTCPParseError.lengthExceedsDatagram(declaredByteCount: 16, availableByteCount: 8)) {
+            try RTCPCompound(validating: buffer[6..<6 + 60])
+        }
+    }
+
     @Test func serializesToTheSameBytes() {
         #expect(RTCPPacket.serializeCompound(Self.expectedPackets) == Self.compound)
     }
