@@ -14,6 +14,10 @@ static inline int intercom_opus_get_int(OpusEncoder *st, int request, opus_int32
     return opus_encoder_ctl(st, request, value);
 }
 
+static inline int intercom_opus_encoder_reset(OpusEncoder *st) {
+    return opus_encoder_ctl(st, OPUS_RESET_STATE);
+}
+
 static inline int intercom_opus_decoder_get_int(OpusDecoder *st, int request, opus_int32 *value) {
     return opus_decoder_ctl(st, request, value);
 }

@@ -52,13 +52,13 @@ public final class Call: @unchecked Sendable {
         } ?? UDPSocket(port: UInt16(configuration.port))
         poller = try Poller(watching: [socket])
         var generator = SystemRandomNumberGenerator()
-        let stream = OutgoingStream(frameSamples: configuration.frameSamples, using: &generator)
+        let stream = OutgoingStream(using: &generator)
         ssrc = stream.ssrc
         // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
         let outbox = RecyclingRing<[UInt8]>(capacity: 64) { ReceivedPacket.spareStorage() }
         let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
         let captureCounters = CaptureCounters()
-        let echoReference = EchoReference(frameSamples: configuration.frameSamples)
+        let echoReference = EchoReference(frameSamples: configuration.periodSamples)
         let poller = poller
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(

@@ -20,7 +20,12 @@ public struct CallConfiguration: Sendable {
     public var mode: TalkMode = .open
     /// Short tones at both ends when a transmission starts and ends (push-to-talk and VOX).
     public var talkTones = false
+    /// The robust encoder's settings (or the only encoder's, when `adaptiveCodec` is off);
+    /// the low-delay encoder takes `encoder.lowDelay`.
     public var encoder = OpusEncoderConfiguration()
+    /// Switch between the low-delay and the robust encoder as the link and the voice allow
+    /// (`CodecModeController`); off when the user fixed the frame length.
+    public var adaptiveCodec = true
     /// The RTP payload type of our Opus stream (dynamic range, RFC 3551).
     public var payloadType: UInt8 = 96
     /// Cancel the echo of our speaker in our microphone (live audio only).
@@ -47,5 +52,7 @@ public struct CallConfiguration: Sendable {
 
     public init() {}
 
-    public var frameSamples: Int { encoder.frameSamples }
+    /// Samples per turn of the capture and playback loops and per device period: with the
+    /// adaptive codec its low-delay frame (5 ms), otherwise the encoder's frame.
+    public var periodSamples: Int { adaptiveCodec ? encoder.lowDelay.frameSamples : encoder.frameSamples }
 }

@@ -33,6 +33,8 @@ public struct CallStatistics: Codable, Sendable {
     public var rtcpReceived = 0
     /// The loss rate our encoder's in-band FEC is sized for now, following the peers' reports.
     public var fecExpectedLossPercent = 0
+    /// The encoder of our last frame: low delay or robust (adaptive codec), or fixed.
+    public var codecMode = CodecMode.fixed
     public var dropped = Dropped()
     public var faults = Faults()
     /// The sound devices; nil for an endpoint that is a file.
@@ -127,6 +129,7 @@ public struct CallStatistics: Codable, Sendable {
         rtpReceived = networkCounters.rtpReceived.load(ordering: .relaxed)
         rtcpReceived = networkCounters.rtcpReceived.load(ordering: .relaxed)
         fecExpectedLossPercent = captureCounters.expectedLossPercent.load(ordering: .relaxed)
+        codecMode = CodecMode.allCases[captureCounters.codecMode.load(ordering: .relaxed)]
         dropped = Dropped(
             malformed: networkCounters.malformed.load(ordering: .relaxed),
             wrongVersion: networkCounters.wrongVersion.load(ordering: .relaxed),

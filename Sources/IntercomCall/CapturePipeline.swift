@@ -7,10 +7,24 @@ import Synchronization
 /// canceller → preprocessor: denoise, AGC, residual echo, voice activity) → talk gate →
 /// Opus → RTP → outbox ring for the network thread.
 ///
+/// With the adaptive codec the microphone is read in 5 ms periods, and each goes either to
+/// the low-delay encoder as a frame of its own, or into a 10 ms frame for the robust one
+/// (`CodecModeController` chooses, from the peers' reports and the voice activity); the switch
+/// to low delay waits for a robust frame to be complete.
+///
 /// Nothing here waits on the network or a lock: the outbox refuses packets when full.
 final class CapturePipeline {
     private let source: AudioSource
+    /// The robust encoder (SILK or hybrid, FEC, DTX), or the only one when the codec does not adapt.
     private let encoder: OpusEncoder
+    /// The low-delay encoder (5 ms frames of restricted low-delay CELT), with the adaptive codec only.
+    private let lowDelayEncoder: OpusEncoder?
+    private var modes = CodecModeController()
+    /// Which encoder coded the last frame, so that one taking over starts afresh.
+    private var encoding: CodecMode
+    /// Captured periods gathering into one robust frame; those not to be sent are silenced.
+    private var robustFrame: [Int16] = []
+    private var robustFrameTalking = false
     private let echoReference: EchoReference
     /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
     private let cleaner: MicrophoneCleaner
@@ -44,6 +58,10 @@ final class CapturePipeline {
         self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
+        lowDelayEncoder = configuration.adaptiveCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
+        encoding = configuration.adaptiveCodec ? .robust : .fixed
+        counters.codecMode.store(CodecMode.allCases.firstIndex(of: encoding)!, ordering: .relaxed)
+        robustFrame.reserveCapacity(configuration.encoder.frameSamples)
         counters.mode.store(TalkMode.allCases.firstIndex(of: configuration.mode)!, ordering: .relaxed)
         counters.voxThreshold.store(configuration.preprocessor.vadStartProbability, ordering: .relaxed)
         self.echoReference = echoReference
@@ -56,7 +74,7 @@ final class CapturePipeline {
         }
         self.cleaning = cleaning
         cleaner = try MicrophoneCleaner(
-            frameSamples: configuration.frameSamples, settings: cleaning,
+            frameSamples: configuration.periodSamples, settings: cleaning,
             echoTailMilliseconds: configuration.liveInput && configuration.echoCancellation
                 ? configuration.echoTailMilliseconds : nil
         )
@@ -65,9 +83,9 @@ final class CapturePipeline {
         self.outbox = outbox
         self.counters = counters
         self.wakeNetwork = wakeNetwork
-        frame = [Int16](repeating: 0, count: configuration.frameSamples)
-        echoFrame = [Int16](repeating: 0, count: configuration.frameSamples)
-        frameNanoseconds = MediaTime.nanoseconds(frames: configuration.frameSamples, rate: VoiceFormat.sampleRate)
+        frame = [Int16](repeating: 0, count: configuration.periodSamples)
+        echoFrame = [Int16](repeating: 0, count: configuration.periodSamples)
+        frameNanoseconds = MediaTime.nanoseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate)
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.
@@ -90,9 +108,10 @@ final class CapturePipeline {
         }
         if cleaner.cancelsEcho { echoReference.reference(capturedAt: captureTime, into: &echoFrame) }
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
-        counters.level.store(peakLevel(frame), ordering: .relaxed)
-        let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed)
-            && shouldTransmit(speech: speech, now: SystemClock.monotonicNanoseconds())
+        let level = peakLevel(frame)
+        counters.level.store(level, ordering: .relaxed)
+        let now = SystemClock.monotonicNanoseconds()
+        let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
         if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
         gateWasOpen = gateOpen
         // After the gate closes, the end tone still goes out.
@@ -100,14 +119,49 @@ final class CapturePipeline {
         if !pendingTone.isEmpty { mixPendingTone(silenceSpeech: !gateOpen) }
         counters.talking.store(talking, ordering: .relaxed)
 
-        adaptToReportedLoss()
+        adaptToReports(now: now)
+        // The voice detector misses the quiet ends of words: anything above -40 dBFS counts
+        // too, so that the switch to the robust encoder (whose DTX may drop what it judges
+        // silent) comes only in silence.
+        modes.heard(speech: speech || level > Int16.max / 100, now: now)
+        guard let lowDelayEncoder else { return try queue(frame, from: encoder, talking: talking) }
+        if robustFrame.isEmpty, modes.mode(now: now) == .lowDelay {
+            use(.lowDelay)
+            return try queue(frame, from: lowDelayEncoder, talking: talking)
+        }
+        use(.robust)
+        if talking {
+            robustFrame.append(contentsOf: frame)
+        } else {
+            robustFrame.append(contentsOf: repeatElement(0, count: frame.count))
+        }
+        robustFrameTalking = robustFrameTalking || talking
+        guard robustFrame.count >= encoder.configuration.frameSamples else { return }
+        defer {
+            robustFrame.removeAll(keepingCapacity: true)
+            robustFrameTalking = false
+        }
+        try queue(robustFrame, from: encoder, talking: robustFrameTalking)
+    }
+
+    /// The encoder taking over last coded audio from before the other one's turn: it starts
+    /// afresh rather than predict from that.
+    private func use(_ mode: CodecMode) {
+        guard mode != encoding else { return }
+        (mode == .lowDelay ? lowDelayEncoder : encoder)?.reset()
+        encoding = mode
+        counters.codecMode.store(CodecMode.allCases.firstIndex(of: mode)!, ordering: .relaxed)
+    }
+
+    /// Encodes `pcm` (when talking) and queues it as the stream's next frame.
+    private func queue(_ pcm: [Int16], from encoder: OpusEncoder, talking: Bool) throws {
         var payload: ArraySlice<UInt8> = []
         if talking {
-            payload = try frame.withUnsafeBufferPointer { try encoder.encode($0) }
+            payload = try pcm.withUnsafeBufferPointer { try encoder.encode($0) }
         }
         // Opus marks frames that DTX judged silent with two bytes or less: not worth a packet.
         let send = talking && payload.count > 2
-        guard let header = stream.nextFrame(send: send, payloadBytes: payload.count) else { return }
+        guard let header = stream.nextFrame(samples: pcm.count, send: send, payloadBytes: payload.count) else { return }
         // A datagram the network thread is done with, filled again: no allocation per frame.
         var datagram = outbox.reusable() ?? []
         RTPPacket.serialize(
@@ -124,12 +178,15 @@ final class CapturePipeline {
         }
     }
 
-    /// Sizes in-band FEC to the loss the peers report, when a new report came in.
-    private func adaptToReportedLoss() {
-        let reports = counters.lossReports.load(ordering: .relaxed)
+    /// Sizes in-band FEC to the loss the peers report, and tells the codec's mode how the
+    /// link is, when a new report came in.
+    private func adaptToReports(now: UInt64) {
+        let reports = counters.lossReports.load(ordering: .acquiring)
         guard reports != lastLossReport else { return }
         lastLossReport = reports
         let fraction = Double(counters.reportedLossPermille.load(ordering: .relaxed)) / 1000
+        let jitter = Double(counters.reportedJitterMicroseconds.load(ordering: .relaxed)) / 1000
+        modes.reported(fractionLost: fraction, jitterMilliseconds: jitter, now: now)
         if let percent = lossAdaptation.reported(fractionLost: fraction) {
             try? encoder.setExpectedLoss(percent: percent)
             counters.expectedLossPercent.store(percent, ordering: .relaxed)
@@ -192,10 +249,13 @@ final class CaptureCounters: Sendable {
     /// capture thread follows when they change.
     let mode = Atomic<Int>(0)
     let voxThreshold = Atomic<Int>(80)
-    /// The worst loss (per mille) a peer reported for our stream in its latest RTCP report,
-    /// and a count of reports, written by the network thread.
+    /// The worst loss (per mille) and interarrival jitter a peer reported for our stream in
+    /// its latest RTCP report, and a count of reports, written by the network thread.
     let reportedLossPermille = Atomic<Int>(0)
+    let reportedJitterMicroseconds = Atomic<Int>(0)
     let lossReports = Atomic<Int>(0)
+    /// The encoder of the last frame (an index into `CodecMode.allCases`).
+    let codecMode = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
     /// Peak of the last frame, 0...32768.

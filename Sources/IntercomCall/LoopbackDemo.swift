@@ -12,6 +12,8 @@ public struct LoopbackDemo {
     public var outputFile: String
     public var profile: ImpairmentProfile
     public var encoder: OpusEncoderConfiguration
+    /// Both peers switch between the low-delay and the robust encoder (`CallConfiguration`).
+    public var adaptiveCodec = true
     /// Extra seconds after the input ends, for the last packets to play out.
     public var tailSeconds = 1.0
     /// Encrypts the call (both peers share one identity); nil for plain RTP.
@@ -34,11 +36,12 @@ public struct LoopbackDemo {
     }
 
     public func run(logger: Logger) async throws -> Report {
-        let frame = encoder.frameSamples
         var listenerConfiguration = CallConfiguration()
         listenerConfiguration.port = 0
         listenerConfiguration.name = "loopback-B"
         listenerConfiguration.encoder = encoder
+        listenerConfiguration.adaptiveCodec = adaptiveCodec
+        let frame = listenerConfiguration.periodSamples
         listenerConfiguration.security = security
         listenerConfiguration.encoder.constrainedVariableBitrate = security != nil
         let listener = try Call(

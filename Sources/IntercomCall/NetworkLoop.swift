@@ -356,8 +356,9 @@ final class NetworkLoop {
     private func noteReports(_ blocks: RTCPReportBlocks, from address: SocketAddress, arrival: NTPTimestamp) {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
-        capture.lossReports.wrappingAdd(1, ordering: .relaxed)
         updateReportedLoss()
+        // Counted after the figures are stored: the capture thread reads them when it sees the count change.
+        capture.lossReports.wrappingAdd(1, ordering: .releasing)
         if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
     }
 
@@ -365,6 +366,8 @@ final class NetworkLoop {
     private func updateReportedLoss() {
         let worst = remoteReports.values.lazy.map { Int($0.fractionLost) * 1000 / 256 }.max() ?? 0
         capture.reportedLossPermille.store(worst, ordering: .relaxed)
+        let worstJitter = remoteReports.values.lazy.map { Int(MediaTime.nanoseconds(samples: Int64($0.jitter)) / 1000) }.max() ?? 0
+        capture.reportedJitterMicroseconds.store(worstJitter, ordering: .relaxed)
     }
 
     /// A source left (BYE, silence, its peer gone): the playback thread stops playing it at once.

@@ -32,9 +32,10 @@ final class PlaybackPipeline {
         self.sink = sink
         self.echoReference = echoReference
         self.inbox = inbox
-        period = [Float](repeating: 0, count: configuration.frameSamples)
+        period = [Float](repeating: 0, count: configuration.periodSamples)
+        // A stream's frame length is learned from its packets; until then, a robust frame's.
         let jitter = JitterBufferConfiguration(
-            frameSamples: configuration.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
+            frameSamples: configuration.encoder.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
         let undecodable = self.undecodable
         mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in

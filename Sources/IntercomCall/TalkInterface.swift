@@ -194,7 +194,7 @@ public final class TalkInterface: @unchecked Sendable {
         return StatusScreen(
             name: call.configuration.name,
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
-            mode: call.configuration.mode,
+            mode: call.configuration.mode, codec: statistics.codecMode.description,
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
             keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: faults.isEmpty ? notice : faults.joined(separator: "; ")
         )

@@ -1,7 +1,7 @@
 import COpus
 import IntercomCore
 
-/// Owns one libopus encoder: 48 kHz mono, VOIP application.
+/// Owns one libopus encoder: 48 kHz mono, VOIP or restricted low-delay application.
 public final class OpusEncoder {
     public let configuration: OpusEncoderConfiguration
     private let state: OpaquePointer
@@ -14,7 +14,8 @@ public final class OpusEncoder {
         try configuration.validate()
         var error: Int32 = OPUS_OK
         guard let state = opus_encoder_create(
-            Int32(VoiceFormat.sampleRate), Int32(VoiceFormat.channels), OPUS_APPLICATION_VOIP, &error
+            Int32(VoiceFormat.sampleRate), Int32(VoiceFormat.channels),
+            configuration.application == .voip ? OPUS_APPLICATION_VOIP : OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error
         ), error == OPUS_OK else { throw OpusError(code: error) }
         self.state = state
         self.configuration = configuration
@@ -40,6 +41,12 @@ public final class OpusEncoder {
         var value: Int32 = 0
         _ = intercom_opus_get_int(state, INTERCOM_OPUS_GET_LOOKAHEAD, &value)
         return Int(value)
+    }
+
+    /// Forgets what the encoder learned from earlier audio, for a stream that resumes with it
+    /// after another encoder's frames.
+    public func reset() {
+        _ = intercom_opus_encoder_reset(state)
     }
 
     /// Changes the loss rate FEC is sized for, e.g. from the peers' receiver reports.

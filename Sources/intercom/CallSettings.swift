@@ -164,7 +164,7 @@ struct CallSettings {
     /// Builds the call the settings describe, with its audio endpoints.
     func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
         let configuration = try callConfiguration(interactive: interactive, headless: headless)
-        let frame = configuration.frameSamples
+        let frame = configuration.periodSamples
         let source: AudioSource = try audio.inputFile.map { path in
             // A file that is not there (or may not be read) is missing input; one that is, but is no WAV, bad input.
             try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame) }

@@ -47,6 +47,7 @@ struct Loopback: AsyncParsableCommand {
         let input = try audio.inputFile ?? spokenSentence()
         let outputFile = audio.outputFile ?? "loopback-output.wav"
         var demo = LoopbackDemo(inputFile: input, outputFile: outputFile, profile: profile, encoder: encoder)
+        demo.adaptiveCodec = audio.adaptiveCodec
         // Both peers are this device, so they trust each other without pairing.
         demo.security = unencrypted ? nil : try identity.callSecurity()
         print("Calling from \(input) to \(outputFile) through the '\(network)' network…")

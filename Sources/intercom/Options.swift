@@ -35,7 +35,7 @@ struct AudioOptions: ConfigurableOptions {
     @Flag(name: .customLong("agc"), inversion: .prefixedNo, help: "Adjust the microphone level automatically (default: on).")
     var givenAutomaticGainControl: Bool?
 
-    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("Opus frame length: 10 (lower delay, the default) or 20 (fewer packets).", valueName: "MS"))
+    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("A fixed Opus frame length: 5, 10 or 20 (default: adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise).", valueName: "MS"))
     var givenFrameMilliseconds: Int?
 
     @Option(name: .customLong("bitrate"), help: ArgumentHelp("Opus bitrate in bits per second (default: \(OpusEncoderConfiguration().bitrate)).", valueName: "BPS"))
@@ -55,6 +55,8 @@ struct AudioOptions: ConfigurableOptions {
     var denoise: Bool { givenDenoise ?? true }
     var automaticGainControl: Bool { givenAutomaticGainControl ?? true }
     var frameMilliseconds: Int { givenFrameMilliseconds ?? 10 }
+    /// A frame length given fixes it; otherwise the codec adapts (`CodecModeController`).
+    var adaptiveCodec: Bool { givenFrameMilliseconds == nil }
     var bitrate: Int { givenBitrate ?? OpusEncoderConfiguration().bitrate }
     var forwardErrorCorrection: Bool { givenFEC ?? true }
     var discontinuousTransmission: Bool { givenDTX ?? OpusEncoderConfiguration().discontinuousTransmission }
@@ -89,6 +91,7 @@ struct AudioOptions: ConfigurableOptions {
     /// Applies the audio choices to a call's configuration.
     func apply(to configuration: inout CallConfiguration) throws {
         configuration.encoder = try encoderConfiguration()
+        configuration.adaptiveCodec = adaptiveCodec
         configuration.liveInput = inputFile == nil
         configuration.echoCancellation = echoCancellation
         configuration.echoTailMilliseconds = echoTailMilliseconds

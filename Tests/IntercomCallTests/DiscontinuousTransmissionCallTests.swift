@@ -23,9 +23,15 @@ extension EndToEndTests {
             let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], samples: input)
             // Where A's input began in B's output, by the two processes' clocks.
             let started = Int((Double(run.speaker.inputStartNs) - Double(run.listener.outputStartNs)) * 48_000 / 1e9)
-            // DTX was on: the silences (a third of the input) went mostly unsent.
-            let frames = Int(Double(input.count) / 480)
-            #expect(run.speaker.sentPackets < frames * 8 / 10, "\(run.speaker.sentPackets) packets for \(frames) frames")
+            // DTX was on: the silences (three fifths of the input) went mostly unsent. Speech may
+            // go as 5 ms frames (the low-delay encoder); of the 10 ms frames of silence, at most a
+            // fifth (hang-overs, comfort-noise updates) may be sent. Without DTX they all would be.
+            let speechPackets = 2 * speech.count / 240
+            let silentFrames = 3 * silence.count / 480
+            #expect(
+                run.speaker.sentPackets < speechPackets + silentFrames / 5,
+                "\(run.speaker.sentPackets) packets for \(speechPackets) 5 ms frames of speech and \(silentFrames) 10 ms frames of silence"
+            )
 
             for spurt in [silence.count, 2 * silence.count + speech.count] {
                 let onset = Self.speechOnset(in: input, from: spurt)

@@ -31,8 +31,8 @@ extension EndToEndTests {
             farConfiguration.port = 0
             farConfiguration.staticPeers = [.loopbackIPv4(port: inRoom.localPort)]
             let far = try Call(
-                configuration: farConfiguration, source: try WAVFileSource(path: speech.path, frameSamples: 480),
-                sink: try WAVFileSink(path: output, frameSamples: 480), logger: logger
+                configuration: farConfiguration, source: try WAVFileSource(path: speech.path, frameSamples: farConfiguration.periodSamples),
+                sink: try WAVFileSink(path: output, frameSamples: farConfiguration.periodSamples), logger: logger
             )
             try inRoom.start()
             try far.start()

@@ -16,16 +16,16 @@ extension EndToEndTests {
             listening.port = 0
             listening.mode = .open
             let listener = try Call(
-                configuration: listening, source: try WAVFileSource(path: speech.path, frameSamples: 480),
-                sink: NullSink(frameSamples: 480), logger: logger
+                configuration: listening, source: try WAVFileSource(path: speech.path, frameSamples: listening.periodSamples),
+                sink: NullSink(frameSamples: listening.periodSamples), logger: logger
             )
             var configuration = CallConfiguration()
             configuration.port = 0
             configuration.mode = .ptt
             configuration.staticPeers = [.loopbackIPv4(port: listener.localPort)]
             let pi = try Call(
-                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: 480),
-                sink: NullSink(frameSamples: 480), logger: logger
+                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples),
+                sink: NullSink(frameSamples: configuration.periodSamples), logger: logger
             )
             // Plain RTP: a peer that only sends reports is not answered unless named.
             listener.addPeer(.loopbackIPv4(port: pi.localPort))

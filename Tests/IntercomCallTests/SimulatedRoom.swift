@@ -48,30 +48,32 @@ final class SimulatedRoom: @unchecked Sendable {
     var speaker: AudioSink { RoomSpeaker(room: self) }
 }
 
-/// Paces frames on the monotonic clock, one frame period apart.
+/// Paces frames on the monotonic clock, one frame period apart (frames of any length).
 private struct Pacing {
     var start: UInt64?
-    var frames: UInt64 = 0
+    /// Samples paced so far, and the length of the last frame.
+    var samples: Int64 = 0
+    var frameSamples: Int64 = 480
 
-    mutating func wait(offset: UInt64) -> UInt64? {
+    mutating func wait(offset: Int64, frameSamples: Int) -> UInt64? {
+        self.frameSamples = Int64(frameSamples)
         var first: UInt64?
         if start == nil {
             start = SystemClock.monotonicNanoseconds()
             first = SystemClock.realtimeNanoseconds()
         }
-        SystemClock.sleep(untilMonotonic: start! + (frames + offset) * 10_000_000)
-        frames += 1
+        SystemClock.sleep(untilMonotonic: due(offset: offset)!)
+        samples += Int64(frameSamples)
         return first
     }
 
-    /// When frame `frames + offset` is due.
+    /// When frame `offset` frames from the next one is due.
     func due(offset: Int64) -> UInt64? {
-        start.map { UInt64(Int64($0) + (Int64(frames) + offset) * 10_000_000) }
+        start.map { UInt64(Int64($0) + MediaTime.nanoseconds(samples: samples + offset * frameSamples)) }
     }
 
     func untilNext() -> UInt64 {
-        guard let start else { return 0 }
-        let due = start + frames * 10_000_000
+        guard let due = due(offset: 0) else { return 0 }
         let now = SystemClock.monotonicNanoseconds()
         return due > now ? due - now : 0
     }
@@ -87,7 +89,7 @@ private final class RoomMicrophone: AudioSource {
     init(room: SimulatedRoom) { self.room = room }
 
     func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {
-        if let first = pacing.wait(offset: 1) { firstSampleTime = first }
+        if let first = pacing.wait(offset: 1, frameSamples: frame.count) { firstSampleTime = first }
         room.capture(into: &frame)
         return true
     }
@@ -103,7 +105,7 @@ private final class RoomSpeaker: AudioSink {
     init(room: SimulatedRoom) { self.room = room }
 
     func write(_ frame: [Float]) throws(AudioEndpointError) {
-        if let first = pacing.wait(offset: 0) { firstSampleTime = first }
+        if let first = pacing.wait(offset: 0, frameSamples: frame.count) { firstSampleTime = first }
         room.play(frame)
     }
 

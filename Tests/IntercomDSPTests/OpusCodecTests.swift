@@ -31,6 +31,42 @@ import TestSupport
         #expect(alignment.correlation > 0.85, "correlation \(alignment.correlation)")
     }
 
+    /// The low-delay path: restricted low-delay CELT in 5 ms frames, 2.5 ms of lookahead
+    /// against the VOIP application's 6.5 ms, and speech still comes through.
+    @Test func theLowDelayEncoderLooksAheadTwoAndAHalfMilliseconds() throws {
+        let speech = try SpeechFixture.speech(SpeechFixture.sentence)
+        let settings = OpusEncoderConfiguration().lowDelay
+        let encoder = try OpusEncoder(configuration: settings)
+        #expect(settings.frameSamples == 240)
+        #expect(encoder.lookaheadSamples == 120)
+        #expect(try OpusEncoder(configuration: OpusEncoderConfiguration()).lookaheadSamples == 312)
+        let decoder = try OpusDecoder()
+        let packets = try Self.encodeAll(speech, with: encoder)
+        let decoded = try packets.flatMap { try decoder.decode($0) }
+        let alignment = SignalMeasures.bestAlignment(of: speech, in: decoded, lags: 0...2000)
+        #expect(abs(alignment.lag - 120) <= 4)
+        #expect(alignment.correlation > 0.85, "correlation \(alignment.correlation)")
+    }
+
+    /// The jitter buffer reads each packet's length from its first byte; libopus must agree,
+    /// for every frame length and mode the encoders make.
+    @Test func packetLengthsReadFromTheHeaderAgreeWithLibopus() throws {
+        let speech = try SpeechFixture.speech(SpeechFixture.sentence)
+        var settings: [OpusEncoderConfiguration] = [OpusEncoderConfiguration().lowDelay]
+        for milliseconds in [5, 10, 20] {
+            var voip = OpusEncoderConfiguration()
+            voip.frameMilliseconds = milliseconds
+            settings.append(voip)
+        }
+        for configuration in settings {
+            let packets = try Self.encodeAll(Array(speech.prefix(48_000)), with: try OpusEncoder(configuration: configuration))
+            for packet in packets {
+                #expect(OpusPacketDuration.samples(of: packet) == (try OpusDecoder.sampleCount(of: packet)))
+                #expect(OpusPacketDuration.samples(of: packet) == configuration.frameSamples)
+            }
+        }
+    }
+
     @Test func missingPacketIsConcealedWithAFrameOfTheRightLength() throws {
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
         let encoder = try OpusEncoder()

@@ -160,7 +160,8 @@ public struct JitterBuffer: Sendable {
         while index > packets.startIndex, packets[index - 1].sequenceNumber > sequence {
             index -= 1
         }
-        packets.insert(BufferedPacket(sequenceNumber: sequence, timestamp: mediaTimestamp, marker: marker, payload: payload), at: index)
+        let samples = OpusPacketDuration.samples(of: payload).map(Int64.init)
+        packets.insert(BufferedPacket(sequenceNumber: sequence, timestamp: mediaTimestamp, marker: marker, payload: payload, samples: samples), at: index)
     }
 
     /// Decides the next source frame; `now` is when that frame starts playing (nanoseconds, monotonic clock).
@@ -256,8 +257,10 @@ public struct JitterBuffer: Sendable {
         playedRealFrame(delayError: delayError, now: now)
         if isDue {
             packets.removeFirst()
-            position = PlayoutPosition(nextSequenceNumber: next.sequenceNumber + 1, timestamp: next.timestamp + frame)
-            return (.decode(payload: next.payload), Int(frame))
+            // Its own length: the frame length learned so far may be the previous packets'.
+            let length = next.samples ?? frame
+            position = PlayoutPosition(nextSequenceNumber: next.sequenceNumber + 1, timestamp: next.timestamp + length)
+            return (.decode(payload: next.payload), Int(length))
         }
         let missingSamples = next.timestamp - position.timestamp
         position = PlayoutPosition(nextSequenceNumber: next.sequenceNumber, timestamp: next.timestamp)

@@ -3,7 +3,6 @@
 /// receiver can tell a pause (timestamp jump) from a loss (sequence gap).
 public struct OutgoingStream: Sendable {
     public let ssrc: UInt32
-    public let frameSamples: Int
     private var nextSequenceNumber: UInt16
     private var nextTimestamp: UInt32
     private var sentLastFrame = false
@@ -23,20 +22,20 @@ public struct OutgoingStream: Sendable {
     }
 
     /// Random starting points, as RFC 3550 asks, come from the caller's generator.
-    public init(frameSamples: Int, using generator: inout some RandomNumberGenerator) {
+    public init(using generator: inout some RandomNumberGenerator) {
         ssrc = UInt32.random(in: 0...UInt32.max, using: &generator)
         nextSequenceNumber = UInt16.random(in: 0...UInt16.max, using: &generator)
         nextTimestamp = UInt32.random(in: 0...UInt32.max, using: &generator)
         lastTimestamp = nextTimestamp
-        self.frameSamples = frameSamples
     }
 
-    /// Accounts for one captured frame. Returns the header to send it with, or nil when
-    /// `send` is false (silence, talk key up, DTX).
-    public mutating func nextFrame(send: Bool, payloadBytes: Int) -> Header? {
+    /// Accounts for one encoded frame of `samples` (frames may change length from one to the
+    /// next). Returns the header to send it with, or nil when `send` is false (silence, talk
+    /// key up, DTX).
+    public mutating func nextFrame(samples: Int, send: Bool, payloadBytes: Int) -> Header? {
         defer {
             lastTimestamp = nextTimestamp
-            nextTimestamp &+= UInt32(frameSamples)
+            nextTimestamp &+= UInt32(samples)
             sentLastFrame = send
         }
         guard send else { return nil }

@@ -39,6 +39,8 @@ public struct StatusScreen: Sendable, Equatable {
     public var name: String
     public var address: String
     public var mode: TalkMode
+    /// How our voice is encoded now (`CodecMode.description`).
+    public var codec: String
     public var transmitting: Bool
     public var muted: Bool
     /// Level of our microphone, as a meter position 0…1 (`meterLevel`).
@@ -49,12 +51,13 @@ public struct StatusScreen: Sendable, Equatable {
     public var notice: String?
 
     public init(
-        name: String, address: String, mode: TalkMode, transmitting: Bool, muted: Bool,
+        name: String, address: String, mode: TalkMode, codec: String, transmitting: Bool, muted: Bool,
         microphoneLevel: Double, peers: [Peer], keyHelp: String, notice: String? = nil
     ) {
         self.name = name
         self.address = address
         self.mode = mode
+        self.codec = codec
         self.transmitting = transmitting
         self.muted = muted
         self.microphoneLevel = microphoneLevel
@@ -97,7 +100,7 @@ public struct StatusScreen: Sendable, Equatable {
         var lines: [String] = []
         let tx = muted ? ("MUTED", style.dim("MUTED")) : transmitting ? (" TX ", style.inverseRed(" TX ")) : (" rx ", style.dim(" rx "))
         lines.append(line(tx, "intercom  \(name)  \(address)  mode \(mode.rawValue)", width: width))
-        lines.append(line(("mic", "mic"), meter(microphoneLevel, width: min(30, width - 6)), width: width))
+        lines.append(line(("mic", "mic"), meter(microphoneLevel, width: min(30, width - 6)) + "  " + codec, width: width))
         lines.append(String(repeating: "─", count: width))
         if peers.isEmpty {
             lines.append(fit("no peers yet: waiting for discovery or --peer", width: width))

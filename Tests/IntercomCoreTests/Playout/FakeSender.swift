@@ -46,21 +46,37 @@ struct FakeSender {
     }
 }
 
-/// The fake payload format shared by the sender and the decoders.
+/// The fake payload format shared by the sender and the decoders: an Opus table-of-contents
+/// byte for the frame's length (the jitter buffer reads it), then the frame's index and length.
 enum FramePayload {
     static func encode(index: Int, samples: Int) -> [UInt8] {
         let index = UInt32(index)
-        let samples = UInt16(samples)
+        let length = UInt16(samples)
         return [
+            toc(samples: samples),
             UInt8(truncatingIfNeeded: index), UInt8(truncatingIfNeeded: index >> 8),
             UInt8(truncatingIfNeeded: index >> 16), UInt8(truncatingIfNeeded: index >> 24),
-            UInt8(truncatingIfNeeded: samples), UInt8(truncatingIfNeeded: samples >> 8),
+            UInt8(truncatingIfNeeded: length), UInt8(truncatingIfNeeded: length >> 8),
         ]
     }
 
     static func decode(_ payload: [UInt8]) -> (index: Int, samples: Int) {
-        let index = Int(payload[0]) | Int(payload[1]) << 8 | Int(payload[2]) << 16 | Int(payload[3]) << 24
-        let samples = Int(payload[4]) | Int(payload[5]) << 8
+        let index = Int(payload[1]) | Int(payload[2]) << 8 | Int(payload[3]) << 16 | Int(payload[4]) << 24
+        let samples = Int(payload[5]) | Int(payload[6]) << 8
         return (index, samples)
+    }
+
+    /// A one-frame packet's TOC byte: CELT for 2.5-20 ms, SILK for 40 and 60 ms (RFC 6716 §3.1).
+    static func toc(samples: Int) -> UInt8 {
+        let configuration: UInt8 = switch samples {
+        case 120: 16
+        case 240: 17
+        case 480: 18
+        case 960: 19
+        case 1_920: 2
+        case 2_880: 3
+        default: fatalError("no Opus frame lasts \(samples) samples")
+        }
+        return configuration << 3
     }
 }

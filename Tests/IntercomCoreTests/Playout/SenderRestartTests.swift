@@ -16,10 +16,10 @@ import Testing
             let first = restarted ? numbering.1 : numbering.0
             buffer.insert(
                 sequenceNumber: first &+ UInt16(index), timestamp: (restarted ? 7_000_000 : 0) &+ UInt32(index * 480),
-                marker: index == 0, payload: [UInt8(truncatingIfNeeded: index), restarted ? 1 : 0], arrivalTime: now
+                marker: index == 0, payload: [FramePayload.toc(samples: 480), UInt8(truncatingIfNeeded: index), restarted ? 1 : 0], arrivalTime: now
             )
             let (decision, _) = buffer.nextFrame(now: now)
-            if case .decode(let payload) = decision, payload[1] == 1 { decodedAfterRestart.append(payload[0]) }
+            if case .decode(let payload) = decision, payload[2] == 1 { decodedAfterRestart.append(payload[1]) }
         }
         // 200 frames were sent after the restart: nearly all of them play, in order.
         #expect(decodedAfterRestart.count > 180, "\(decodedAfterRestart.count) played after the restart")

@@ -9,20 +9,25 @@ import Testing
 
     @Test func numbersPacketsAndMarksTalkspurts() {
         var generator = Fixed(value: UInt64.max)  // starts both counters at their maximum: wraps at once
-        var stream = OutgoingStream(frameSamples: 480, using: &generator)
-        let first = stream.nextFrame(send: true, payloadBytes: 40)!
-        let second = stream.nextFrame(send: true, payloadBytes: 40)!
+        var stream = OutgoingStream(using: &generator)
+        let first = stream.nextFrame(samples: 480, send: true, payloadBytes: 40)!
+        let second = stream.nextFrame(samples: 480, send: true, payloadBytes: 40)!
         #expect(first.marker && !second.marker)
         #expect(second.sequenceNumber == first.sequenceNumber &+ 1)
         #expect(second.timestamp == first.timestamp &+ 480)
         // Two silent frames: no packets, but the timestamp keeps running.
-        #expect(stream.nextFrame(send: false, payloadBytes: 0) == nil)
-        #expect(stream.nextFrame(send: false, payloadBytes: 0) == nil)
-        let resumed = stream.nextFrame(send: true, payloadBytes: 40)!
+        #expect(stream.nextFrame(samples: 480, send: false, payloadBytes: 0) == nil)
+        #expect(stream.nextFrame(samples: 480, send: false, payloadBytes: 0) == nil)
+        let resumed = stream.nextFrame(samples: 480, send: true, payloadBytes: 40)!
         #expect(resumed.marker)
         #expect(resumed.sequenceNumber == second.sequenceNumber &+ 1)
         #expect(resumed.timestamp == second.timestamp &+ 3 * 480)
         #expect(stream.packetCount == 3 && stream.octetCount == 120)
+        // The low-delay and robust encoders take turns: each frame advances by its own length.
+        let short = stream.nextFrame(samples: 240, send: true, payloadBytes: 20)!
+        let long = stream.nextFrame(samples: 480, send: true, payloadBytes: 40)!
+        #expect(short.timestamp == resumed.timestamp &+ 480 && long.timestamp == short.timestamp &+ 240)
+        #expect(!short.marker && !long.marker)
     }
 }
 

@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct StatusScreenTests {
     static let screen = StatusScreen(
-        name: "ana@laptop", address: "10.77.0.1:5004", mode: .ptt, transmitting: true, muted: false,
+        name: "ana@laptop", address: "10.77.0.1:5004", mode: .ptt, codec: CodecMode.lowDelay.description, transmitting: true, muted: false,
         microphoneLevel: 0.5,
         peers: [
             .init(name: "bo@desk", address: "10.77.0.2:5004", state: .talking, level: 0.3, lossPercent: 0.4,
@@ -17,7 +17,7 @@ import Testing
     @Test func rendersAKnownStateToText() {
         let expected = [
             " TX   intercom  ana@laptop  10.77.0.1:5004  mode ptt",
-            "mic  [###############               ]",
+            "mic  [###############               ]  low delay (5 ms)",
             String(repeating: "─", count: 60),
             "talking  bo@desk  10.77.0.2:5004",
             "  good  [###       ] loss 0.4%  jitter 2.3 ms  delay 41.0 ms",

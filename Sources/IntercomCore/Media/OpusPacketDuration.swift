@@ -1,0 +1,31 @@
+/// How long an Opus packet plays, read from its table-of-contents byte (RFC 6716 §3.1),
+/// without decoding it: the jitter buffer places each packet by its own length, since a
+/// sender may change frame length from one packet to the next.
+public enum OpusPacketDuration {
+    /// Samples at 48 kHz that `packet` decodes to; nil for an empty packet, or a code-3 packet
+    /// without its frame count or over RFC 6716's 120 ms.
+    public static func samples(of packet: some Collection<UInt8>) -> Int? {
+        guard let toc = packet.first else { return nil }
+        let configuration = Int(toc >> 3)
+        let frameSamples: Int
+        switch configuration {
+        case 0..<12:  // SILK: 10, 20, 40, 60 ms
+            frameSamples = [480, 960, 1_920, 2_880][configuration % 4]
+        case 12..<16:  // hybrid: 10, 20 ms
+            frameSamples = [480, 960][configuration % 2]
+        default:  // CELT: 2.5, 5, 10, 20 ms
+            frameSamples = [120, 240, 480, 960][configuration % 4]
+        }
+        let frames: Int
+        switch toc & 0x03 {
+        case 0: frames = 1
+        case 1, 2: frames = 2
+        default:
+            guard packet.count >= 2 else { return nil }
+            frames = Int(packet[packet.index(after: packet.startIndex)] & 0x3F)
+        }
+        let samples = frames * frameSamples
+        guard samples > 0, samples <= VoiceFormat.longestOpusPacket else { return nil }
+        return samples
+    }
+}
