@@ -66,7 +66,8 @@ struct AudioOptions: ConfigurableOptions {
             .init("audio.capture", \.givenCapture, shown: \.capture),
             .init("audio.playback", \.givenPlayback, shown: \.playback),
             .init("audio.buffer-ms", \.givenBufferMilliseconds, shown: \.audioBufferMilliseconds),
-            .init("audio.frame-ms", \.givenFrameMilliseconds, shown: \.frameMilliseconds),
+            // Not set: the codec adapts (no frame length is in use).
+            .init("audio.frame-ms", \.givenFrameMilliseconds),
             .init("audio.bitrate", \.givenBitrate, shown: \.bitrate),
             .init("audio.fec", \.givenFEC, shown: \.forwardErrorCorrection),
             .init("audio.dtx", \.givenDTX, shown: \.discontinuousTransmission),

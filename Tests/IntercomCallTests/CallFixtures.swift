@@ -68,7 +68,7 @@ enum CallFixtures {
     /// frame length changes, the jitter buffer catching up), so each block is placed by the
     /// loudness contour of the 35 ms around it, within 15 ms of its window's lag: a word's quiet
     /// end is found where it came out, and a block dropped inside speech still shows as silent.
-    static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int) {
+    static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int, at: [Double]) {
         let block = 480
         let step = 120
         let threshold = 0.02
@@ -77,7 +77,7 @@ enum CallFixtures {
         }
         let inputContour = contour(input)
         let outputContour = contour(output)
-        var gaps = 0
+        var gaps: [Double] = []
         var spoken = 0
         for start in stride(from: 0, to: input.count - block, by: block) {
             let window = alignment.windows.last { $0.inputStart <= start }
@@ -100,9 +100,9 @@ enum CallFixtures {
             guard at >= 0, at + block <= output.count else { continue }
             spoken += 1
             let outputLevel = SignalMeasures.rms(output[at..<(at + block)])
-            if outputLevel < inputLevel * 0.1 { gaps += 1 }
+            if outputLevel < inputLevel * 0.1 { gaps.append(Double(start) / 48_000) }
         }
-        return (gaps, spoken)
+        return (gaps.count, spoken, gaps)
     }
 
     /// Runs `processes` to completion, expecting each to exit 0.

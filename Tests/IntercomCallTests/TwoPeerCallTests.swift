@@ -17,7 +17,7 @@ extension EndToEndTests {
             #expect(alignment.largestDelayMilliseconds - alignment.smallestDelayMilliseconds < 25, "\(alignment.windows)")
             let gaps = CallFixtures.silentBlocks(input: input, output: heard, alignment: alignment)
             #expect(gaps.spoken > 100)
-            #expect(gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
+            #expect(gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent, at \(gaps.at) s of the input")
             #expect(receiver.lost == 0)
             // No loss reported: FEC stays small, so the primary frames keep their bits.
             #expect(sender.fecExpectedLossPercent == 1)

@@ -27,7 +27,7 @@ public enum ConfigurationSchema {
         .init(table: "audio", key: "capture", option: "capture", kind: .text, help: "ALSA capture device"),
         .init(table: "audio", key: "playback", option: "playback", kind: .text, help: "ALSA playback device"),
         .init(table: "audio", key: "buffer-ms", option: "audio-buffer-ms", kind: .integer(10...1000), help: "sound card buffer"),
-        .init(table: "audio", key: "frame-ms", option: "frame-ms", kind: .choice(["10", "20"]), help: "Opus frame length"),
+        .init(table: "audio", key: "frame-ms", option: "frame-ms", kind: .choice(["5", "10", "20"]), help: "a fixed Opus frame length (default: adaptive)"),
         .init(table: "audio", key: "bitrate", option: "bitrate", kind: .integer(6_000...510_000), help: "Opus bitrate"),
         .init(table: "audio", key: "fec", option: "fec", kind: .toggle, help: "in-band FEC"),
         .init(table: "audio", key: "dtx", option: "dtx", kind: .toggle, help: "discontinuous transmission"),
