@@ -1,0 +1,86 @@
+import IntercomCore
+import IntercomIO
+import Synchronization
+import Testing
+import TestSupport
+@testable import IntercomCall
+
+/// The send path's adaptive codec against receiver reports, as the network thread hands them
+/// over: speech goes as 5 ms low-delay CELT on a clean link, as 10 ms SILK or hybrid frames
+/// (with FEC) while reports show loss, and as CELT again after the first clean report.
+@Suite struct CodecAdaptationTests {
+    struct Sent {
+        let at: Double
+        let samples: Int
+        let celt: Bool
+    }
+
+    @Test func lossSwitchesToTheRobustEncoderAndACleanLinkBringsLowDelayBackWithinThreeSeconds() async throws {
+        let configuration = CallConfiguration()
+        #expect(configuration.adaptiveCodec && configuration.periodSamples == 240)
+        let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+        let outbox = RecyclingRing<[UInt8]>(capacity: 2_048) { [] }
+        let counters = CaptureCounters()
+        var generator = SystemRandomNumberGenerator()
+        let capture = try CapturePipeline(
+            source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
+            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples),
+            localTones: SPSCRing(capacity: 4), outbox: outbox, counters: counters, wakeNetwork: {}
+        )
+        let stop = StopFlag()
+        let thread = try JoinableThread(name: "capture") { capture.run(LoopTurns(thread: "capture", stop: stop)) }
+        let start = ContinuousClock.now
+        func elapsed() -> Double { (ContinuousClock.now - start).seconds }
+        var sent: [Sent] = []
+        func collect() {
+            while let datagram = outbox.pop() {
+                if let header = try? RTPPacket.parseHeader(datagram[...]),
+                   case let payload = datagram[header.payload], let samples = OpusPacketDuration.samples(of: payload) {
+                    sent.append(Sent(at: elapsed(), samples: samples, celt: payload.first! >> 3 >= 16))
+                }
+                outbox.giveBack(consume datagram)
+            }
+        }
+        /// A receiver's report, as the network thread stores it: the figures, then the count.
+        func report(lossPermille: Int) -> Double {
+            counters.reportedLossPermille.store(lossPermille, ordering: .relaxed)
+            counters.reportedJitterMicroseconds.store(500, ordering: .relaxed)
+            counters.lossReports.wrappingAdd(1, ordering: .releasing)
+            return elapsed()
+        }
+        func wait(until time: Double) async throws {
+            while elapsed() < time {
+                collect()
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        try await wait(until: 0.3)
+        let firstClean = report(lossPermille: 0)
+        try await wait(until: 2.5)
+        let lossy = report(lossPermille: 50)
+        try await wait(until: 3.5)
+        _ = report(lossPermille: 30)
+        try await wait(until: 4.5)
+        let lastLossy = report(lossPermille: 20)
+        try await wait(until: 5.5)
+        let clean = report(lossPermille: 0)
+        try await wait(until: 8.5)
+        stop.value.store(true, ordering: .relaxed)
+        thread.join()
+        collect()
+
+        // While the link is clean and the paragraph is spoken: low-delay frames.
+        let early = sent.filter { $0.at > firstClean + 0.1 && $0.at < lossy }
+        #expect(early.contains { $0.celt && $0.samples == 240 }, "\(early.count) packets before the loss, none 5 ms CELT")
+        // From the first lossy report until the link is clean again: 10 ms SILK or hybrid only.
+        let robust = sent.filter { $0.at > lossy + 0.1 && $0.at < clean }
+        #expect(!robust.isEmpty)
+        #expect(robust.allSatisfy { !$0.celt && $0.samples == 480 }, "\(robust.filter(\.celt).count) CELT packets while loss was reported")
+        // Back to low delay at the first clean report, within 3 s of the last lossy one.
+        let back = sent.first { $0.at > clean && $0.celt }
+        let backAt = try #require(back, "no low-delay frame after the link became clean").at
+        #expect(backAt - lastLossy < 3, "low delay back \(backAt - lastLossy) s after the last lossy report")
+        #expect(counters.codecMode.load(ordering: .relaxed) != CodecMode.allCases.firstIndex(of: .fixed))
+    }
+}
