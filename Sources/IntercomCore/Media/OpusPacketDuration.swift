@@ -7,14 +7,15 @@ public enum OpusPacketDuration {
     public static func samples(of packet: some Collection<UInt8>) -> Int? {
         guard let toc = packet.first else { return nil }
         let configuration = Int(toc >> 3)
+        // No table literals: this runs for every received packet, on threads that must not allocate.
         let frameSamples: Int
         switch configuration {
         case 0..<12:  // SILK: 10, 20, 40, 60 ms
-            frameSamples = [480, 960, 1_920, 2_880][configuration % 4]
+            frameSamples = configuration % 4 == 3 ? 2_880 : 480 << (configuration % 4)
         case 12..<16:  // hybrid: 10, 20 ms
-            frameSamples = [480, 960][configuration % 2]
+            frameSamples = 480 << (configuration % 2)
         default:  // CELT: 2.5, 5, 10, 20 ms
-            frameSamples = [120, 240, 480, 960][configuration % 4]
+            frameSamples = 120 << (configuration % 4)
         }
         let frames: Int
         switch toc & 0x03 {
