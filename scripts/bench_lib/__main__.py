@@ -119,8 +119,9 @@ def main():
         ctx["drift_seconds"] = drift_seconds
     file_links = ["clean"] if args.quick else LINKS
     lab_impls = ["ours", "gstreamer"] + ([] if "trx" in missing else ["trx"])
-    file_configs = [("ours-10ms", 10, ()), ("ours-20ms", 20, ()), ("ours-10ms-unencrypted", 10, ("--unencrypted",)),
-                    ("gstreamer", None, ())]
+    # (name, frame length (None: the default, adaptive codec), extra arguments); GStreamer is not ours.
+    file_configs = [("ours", None, ()), ("ours-10ms", 10, ()), ("ours-20ms", 20, ()),
+                    ("ours-unencrypted", None, ("--unencrypted",)), ("gstreamer", None, ())]
     ctx.update(lab_links=lab_links, file_links=file_links)
     lab_results, file_results, extras = {}, {}, {}
     drift_runs = []
@@ -154,7 +155,7 @@ def main():
                 tag = f"file-{link}-{impl}"
                 stamp(tag)
                 try:
-                    if frame:
+                    if impl.startswith("ours"):
                         r = runs.run_ours(binary, workdir, tag, program_path, program_seconds, f"{link},seed={SEED}",
                                           frame, ports, extra=extra)
                     else:

@@ -128,7 +128,7 @@ def run_call(lab, impl, binary, workdir, tag, program_path, program, profile, po
         time.sleep(0.3)
         if impl == "ours":
             a_json, b_json = workdir / f"{tag}-a.json", workdir / f"{tag}-b.json"
-            common = ["--no-discovery", "--frame-ms", "10", *ours_extra]
+            common = ["--no-discovery", *ours_extra]
             b = lab.proc([binary, *common, "--port", str(pb), "--capture", lab.pcm("mic_b"), "--playback", lab.pcm("spk_b"),
                           "--duration", f"{duration + 0.8:.2f}", "--stats-json", str(b_json)], workdir / f"{tag}-b.log")
             procs.append(b)
@@ -261,7 +261,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
             pa, pb, ra, rb = ports.take(4)
             relay.add(ra, rb, pb, "ab")
             relay.start()
-            common = ["--no-discovery", "--frame-ms", "10", *ours_extra]
+            common = ["--no-discovery", *ours_extra]
             b = lab.proc([binary, *common, "--port", str(pb), "--capture", lab.pcm("mic_b"), "--playback", lab.pcm("spk_b"),
                           "--duration", f"{duration + 0.3:.2f}"], workdir / f"{tag}-b.log")
             a = lab.proc([binary, *common, "--port", str(pa), "--peer", f"127.0.0.1:{ra}", "--capture", lab.pcm("mic_a"),
