@@ -222,6 +222,14 @@ def main():
             traceback.print_exc()
             extras["ceiling_error"] = f"{type(e).__name__}: {e}"
 
+        stamp("Opus complexity")
+        try:
+            extras["complexity"] = [runs.codec_complexity(workdir, utterances, encoder, complexity)
+                                    for encoder in runs.COMPLEXITY_ENCODERS for complexity in (0, 2, 4, 6, 8, 10)]
+        except Exception as e:
+            traceback.print_exc()
+            extras["complexity_error"] = f"{type(e).__name__}: {e}"
+
         stamp("drift: waiting for the calls to end")
         extras["drift"] = []
         for run in drift_runs:

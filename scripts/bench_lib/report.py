@@ -601,7 +601,7 @@ def file_to_file_section(run):
              "(see \"How it is measured\").", "",
              *table_header(*PER_LINK_COLUMNS),
              *per_link_rows(run.file_results, run.file_links, run.file_impls, FILE_LABEL), ""]
-    return lines + codec_alone_section(run)
+    return lines + codec_alone_section(run) + complexity_section(run)
 
 
 def codec_alone_section(run):
@@ -616,6 +616,30 @@ def codec_alone_section(run):
             *table_header("frame", "in-band FEC", "PESQ-WB", "STOI"),
             *(f"| {c['frame']} ms | {'on, 10 % expected loss' if c['fec'] else 'off'} | {c['pesq']:.2f} | "
               f"{c['stoi']:.3f} |" for c in run.extras["ceiling"]), ""]
+
+
+def complexity_section(run):
+    if run.extras.get("complexity_error"):
+        return ["### Opus complexity", "", f"Not measured: {run.extras['complexity_error']}.", ""]
+    rows = run.extras.get("complexity")
+    if not rows:
+        return []
+    by = {(r["encoder"], r["complexity"]): r for r in rows}
+    complexities = sorted({r["complexity"] for r in rows})
+    lines = ["### Opus complexity", "",
+             "intercom's two encoders alone (GStreamer's `opusenc` with their settings: robust "
+             f"`{' '.join(runs.COMPLEXITY_ENCODERS['robust'])}`, low delay "
+             f"`{' '.join(runs.COMPLEXITY_ENCODERS['low-delay'])}`) at each complexity: PESQ-WB of the utterances "
+             "through the encoder and `opusdec`, and the encoder's CPU as a share of one core (encoding the utterances "
+             "six times over, less the same pipeline without the encoder). intercom encodes at complexity 8 "
+             "(`OpusEncoderConfiguration.complexity`).", "",
+             *table_header("complexity", "robust: PESQ-WB", "robust: CPU % of a core", "low delay: PESQ-WB",
+                           "low delay: CPU % of a core")]
+    for c in complexities:
+        robust, low = by.get(("robust", c), {}), by.get(("low-delay", c), {})
+        lines.append(f"| {c} | {number(robust.get('pesq'), '{:.2f}')} | {number(100 * robust['cpu_per_second'] if robust else None, '{:.2f}')} | "
+                     f"{number(low.get('pesq'), '{:.2f}')} | {number(100 * low['cpu_per_second'] if low else None, '{:.2f}')} |")
+    return lines + [""]
 
 
 def speech_per_utterance_section(run):

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import signal
+import resource
 import subprocess
 import threading
 import time
@@ -307,3 +308,49 @@ def codec_ceiling(workdir, x, frame_ms, fec):
     c = S.fftconvolve(y[:len(x) + 4800], x[::-1], mode="valid")
     k = int(np.argmax(c))
     return y[k:k + len(x)]
+
+
+# The two encoders of intercom's adaptive codec, at its default bitrate (OpusEncoderConfiguration).
+COMPLEXITY_ENCODERS = {
+    "robust": ["bitrate=96000", "frame-size=10", "audio-type=voice", "inband-fec=true", "packet-loss-percentage=2"],
+    "low-delay": ["bitrate=96000", "frame-size=5", "audio-type=restricted-lowdelay"],
+}
+
+
+def codec_complexity(workdir, utterances, encoder, complexity, repeat=6):
+    """One of intercom's encoders through GStreamer's opusenc at `complexity`: PESQ-WB of the
+    utterances through it and opusdec, and the encoder's CPU per second of audio (the CPU of
+    encoding the utterances `repeat` times over, less that of the same pipeline without it)."""
+    workdir = Path(workdir)
+    src = workdir / "complexity-in.wav"
+    long_src = workdir / "complexity-long.wav"
+    speech = np.concatenate([u for _, u in utterances])
+    signals.write_wav(src, speech)
+    signals.write_wav(long_src, np.tile(speech, repeat))
+    settings = [*COMPLEXITY_ENCODERS[encoder], f"complexity={complexity}"]
+
+    def cpu_seconds(*elements):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={long_src}", "!", "wavparse", "!", "audioconvert",
+                        "!", *elements, "fakesink"], check=True, capture_output=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+    encoding = cpu_seconds("opusenc", *settings, "!") - cpu_seconds()
+    scores = []
+    for index, (_, utterance) in enumerate(utterances):
+        one = workdir / f"complexity-{index}.wav"
+        out = workdir / f"complexity-{index}-{encoder}-{complexity}.wav"
+        signals.write_wav(one, utterance)
+        subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={one}", "!", "wavparse", "!", "audioconvert", "!",
+                        "opusenc", *settings, "!", "opusdec", "!", "audioconvert", "!",
+                        "audio/x-raw,format=S16LE,rate=48000,channels=1", "!", "wavenc", "!", "filesink",
+                        f"location={out}"], check=True, capture_output=True)
+        y, _ = signals.read_wav(out)
+        from scipy import signal as S
+        c = S.fftconvolve(y[:len(utterance) + 4800], utterance[::-1], mode="valid")
+        k = int(np.argmax(c))
+        scores.append(signals.quality(utterance, y[k:k + len(utterance)])[0])
+    seconds = repeat * len(speech) / RATE
+    return dict(encoder=encoder, complexity=complexity, pesq=float(np.nanmean(scores)),
+                cpu_per_second=max(0.0, encoding) / seconds)
