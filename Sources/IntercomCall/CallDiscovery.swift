@@ -29,7 +29,7 @@ public final class CallDiscovery: @unchecked Sendable {
         let security = configuration.security
         var announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
-            frameMilliseconds: configuration.encoder.frameMilliseconds,
+            frameMilliseconds: MediaTime.milliseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate),
             fingerprint: security.map { Fingerprint(publicKey: $0.identity.publicKey).description } ?? ""
         )
         // A call bound to one address is announced on that address's interface and IP version only.

@@ -25,6 +25,13 @@ final class CapturePipeline {
     /// Captured periods gathering into one robust frame; those not to be sent are silenced.
     private var robustFrame: [Int16] = []
     private var robustFrameTalking = false
+    /// Whether the last period held voice: the robust encoder hands over to the low-delay one
+    /// after a quiet period rather than inside a word (the encoders' lookaheads differ by 4 ms,
+    /// which a switch skips), unless no such period came for `handOverWait` since low delay
+    /// was wanted.
+    private var lastPeriodVoiced = false
+    private var lowDelayWantedSince: UInt64?
+    private static let handOverWait = MediaTime.nanoseconds(.seconds(1))
     private let echoReference: EchoReference
     /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
     private let cleaner: MicrophoneCleaner
@@ -60,7 +67,7 @@ final class CapturePipeline {
         encoder = try OpusEncoder(configuration: configuration.encoder)
         lowDelayEncoder = configuration.adaptiveCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         encoding = configuration.adaptiveCodec ? .robust : .fixed
-        counters.codecMode.store(CodecMode.allCases.firstIndex(of: encoding)!, ordering: .relaxed)
+        counters.codecMode.store(encoding.index, ordering: .relaxed)
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
         counters.mode.store(TalkMode.allCases.firstIndex(of: configuration.mode)!, ordering: .relaxed)
         counters.voxThreshold.store(configuration.preprocessor.vadStartProbability, ordering: .relaxed)
@@ -123,9 +130,14 @@ final class CapturePipeline {
         // The voice detector misses the quiet ends of words: anything above -40 dBFS counts
         // too, so that the switch to the robust encoder (whose DTX may drop what it judges
         // silent) comes only in silence.
-        modes.heard(speech: speech || level > Int16.max / 100, now: now)
+        let voiced = speech || level > Int16.max / 100
+        modes.heard(speech: voiced, now: now)
+        defer { lastPeriodVoiced = voiced }
         guard let lowDelayEncoder else { return try queue(frame, from: encoder, talking: talking) }
-        if robustFrame.isEmpty, modes.mode(now: now) == .lowDelay {
+        let lowDelayWanted = modes.mode(now: now) == .lowDelay
+        lowDelayWantedSince = lowDelayWanted ? lowDelayWantedSince ?? now : nil
+        let handOver = encoding == .lowDelay || !lastPeriodVoiced || now >= (lowDelayWantedSince ?? now) + Self.handOverWait
+        if robustFrame.isEmpty, lowDelayWanted, handOver {
             use(.lowDelay)
             return try queue(frame, from: lowDelayEncoder, talking: talking)
         }
@@ -150,7 +162,7 @@ final class CapturePipeline {
         guard mode != encoding else { return }
         (mode == .lowDelay ? lowDelayEncoder : encoder)?.reset()
         encoding = mode
-        counters.codecMode.store(CodecMode.allCases.firstIndex(of: mode)!, ordering: .relaxed)
+        counters.codecMode.store(mode.index, ordering: .relaxed)
     }
 
     /// Encodes `pcm` (when talking) and queues it as the stream's next frame.
@@ -254,7 +266,7 @@ final class CaptureCounters: Sendable {
     let reportedLossPermille = Atomic<Int>(0)
     let reportedJitterMicroseconds = Atomic<Int>(0)
     let lossReports = Atomic<Int>(0)
-    /// The encoder of the last frame (an index into `CodecMode.allCases`).
+    /// The encoder of the last frame (`CodecMode.index`).
     let codecMode = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)

@@ -357,8 +357,6 @@ final class NetworkLoop {
         guard let block = blocks.first(where: { $0.ssrc == ssrc }) else { return }
         remoteReports[address] = block
         updateReportedLoss()
-        // Counted after the figures are stored: the capture thread reads them when it sees the count change.
-        capture.lossReports.wrappingAdd(1, ordering: .releasing)
         if let roundTrip = block.roundTripNanoseconds(arrivedAt: arrival) { roundTrips[address] = roundTrip }
     }
 
@@ -368,6 +366,9 @@ final class NetworkLoop {
         capture.reportedLossPermille.store(worst, ordering: .relaxed)
         let worstJitter = remoteReports.values.lazy.map { Int(MediaTime.nanoseconds(samples: Int64($0.jitter)) / 1000) }.max() ?? 0
         capture.reportedJitterMicroseconds.store(worstJitter, ordering: .relaxed)
+        // Counted after the figures are stored: the capture thread reads them when it sees the
+        // count change (also when a peer left and took its report along).
+        capture.lossReports.wrappingAdd(1, ordering: .releasing)
     }
 
     /// A source left (BYE, silence, its peer gone): the playback thread stops playing it at once.

@@ -17,8 +17,6 @@ struct ReceivedPacket: Sendable {
         ReceivedPacket(ssrc: ssrc, sequenceNumber: 0, timestamp: 0, marker: false, payload: [], arrivalTime: 0)
     }
 
-    /// Not a packet: a payload the playback thread has decoded, given back to the network
-    /// thread to be filled with another (`RecyclingRing`), so that receiving allocates nothing.
     /// Storage for a datagram or payload: room for a 10 ms frame at the highest bitrate the
     /// encoder is given (510 kb/s, about 640 bytes); a longer one grows its buffer once.
     static func spareStorage() -> [UInt8] {
@@ -27,6 +25,8 @@ struct ReceivedPacket: Sendable {
         return bytes
     }
 
+    /// Not a packet: a payload the playback thread has decoded, given back to the network
+    /// thread to be filled with another (`RecyclingRing`), so that receiving allocates nothing.
     static func spare(_ payload: [UInt8]) -> ReceivedPacket {
         ReceivedPacket(ssrc: 0, sequenceNumber: 0, timestamp: 0, marker: false, payload: payload, arrivalTime: 0)
     }

@@ -36,7 +36,10 @@ struct SessionDescriptionCommand: ParsableCommand {
         var generator = SystemRandomNumberGenerator()
         let description = SessionDescription(
             address: listener.host, port: listener.port, payloadType: 96,
-            frameMilliseconds: Double(encoder.frameMilliseconds), bitsPerSecond: encoder.bitrate,
+            // The adaptive codec sends 5 ms frames while someone speaks on a clean link, 10 ms otherwise.
+            frameMilliseconds: Double(audio.adaptiveCodec ? encoder.lowDelay.frameMilliseconds : encoder.frameMilliseconds),
+            shortestFrameMilliseconds: Double(audio.adaptiveCodec ? encoder.lowDelay.frameMilliseconds : encoder.frameMilliseconds),
+            bitsPerSecond: encoder.bitrate,
             usesDiscontinuousTransmission: encoder.discontinuousTransmission,
             sessionID: UInt64.random(in: 1...UInt64(UInt32.max), using: &generator)
         )

@@ -222,7 +222,7 @@ extension EndToEndTests {
             #expect(rekeys >= 4, "\(rekeys) rekeys in a call of \(run.input.count / 48_000) s")
             let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
             let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
-            #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent")
+            #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent, at \(gaps.at) s of the input")
             #expect(run.listener.lost == 0)
         }
 

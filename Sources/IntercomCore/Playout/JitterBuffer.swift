@@ -239,7 +239,8 @@ public struct JitterBuffer: Sendable {
         // If `next` is not the due packet, the due frame is missing and the frame just before `next`
         // can be rebuilt from the redundancy (FEC) inside `next`: playout must first get there.
         let isDue = next.sequenceNumber == position.nextSequenceNumber
-        let gap = (isDue ? next.timestamp : next.timestamp - frame) - position.timestamp
+        // The redundancy in `next` rebuilds a frame as long as `next` itself.
+        let gap = (isDue ? next.timestamp : next.timestamp - (next.samples ?? frame)) - position.timestamp
         if gap > 0 {
             // Playout has not reached `next` yet: the sender was silent (DTX), or frames are missing before it.
             let fillsWithSilence = isDue || !canConceal

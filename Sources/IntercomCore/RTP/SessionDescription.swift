@@ -7,21 +7,24 @@ public struct SessionDescription: Equatable, Sendable {
     public var port: UInt16
     /// A dynamic payload type (96–127).
     public var payloadType: UInt8
-    /// Audio per packet in milliseconds (2.5, 5, 10, 20, 40 or 60 for Opus).
+    /// Audio per packet in milliseconds (2.5, 5, 10, 20, 40 or 60 for Opus): the usual one
+    /// (`ptime`), and the shortest the sender may send (`minptime`).
     public var frameMilliseconds: Double
+    public var shortestFrameMilliseconds: Double
     public var bitsPerSecond: Int
     public var usesDiscontinuousTransmission: Bool
     /// The `o=` session id; RFC 4566 suggests an NTP timestamp, so the caller passes one in.
     public var sessionID: UInt64
 
     public init(
-        address: String, port: UInt16, payloadType: UInt8 = 96, frameMilliseconds: Double,
+        address: String, port: UInt16, payloadType: UInt8 = 96, frameMilliseconds: Double, shortestFrameMilliseconds: Double? = nil,
         bitsPerSecond: Int, usesDiscontinuousTransmission: Bool, sessionID: UInt64
     ) {
         self.address = address
         self.port = port
         self.payloadType = payloadType
         self.frameMilliseconds = frameMilliseconds
+        self.shortestFrameMilliseconds = shortestFrameMilliseconds ?? frameMilliseconds
         self.bitsPerSecond = bitsPerSecond
         self.usesDiscontinuousTransmission = usesDiscontinuousTransmission
         self.sessionID = sessionID
@@ -40,7 +43,7 @@ public struct SessionDescription: Equatable, Sendable {
             "m=audio \(port) RTP/AVP \(pt)",
             // RFC 7587: always 48 kHz and 2 channels in rtpmap, mono or not.
             "a=rtpmap:\(pt) opus/48000/2",
-            "a=fmtp:\(pt) minptime=10;useinbandfec=1;usedtx=\(usesDiscontinuousTransmission ? 1 : 0)"
+            "a=fmtp:\(pt) minptime=\(Self.format(milliseconds: shortestFrameMilliseconds));useinbandfec=1;usedtx=\(usesDiscontinuousTransmission ? 1 : 0)"
                 + ";stereo=0;sprop-stereo=0;maxaveragebitrate=\(bitsPerSecond)",
             "a=ptime:\(Self.format(milliseconds: frameMilliseconds))",
             "a=rtcp-mux",

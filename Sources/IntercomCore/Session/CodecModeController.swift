@@ -13,8 +13,25 @@ public enum CodecMode: String, Sendable, CaseIterable, Codable {
     public var description: String {
         switch self {
         case .lowDelay: "low delay (5 ms)"
-        case .robust: "robust (10 ms, FEC)"
+        case .robust: "robust (10 ms)"
         case .fixed: "fixed"
+        }
+    }
+
+    /// A number for an atomic, and back (no list is made on the capture thread).
+    public var index: Int {
+        switch self {
+        case .lowDelay: 0
+        case .robust: 1
+        case .fixed: 2
+        }
+    }
+
+    public init(index: Int) {
+        self = switch index {
+        case 0: .lowDelay
+        case 1: .robust
+        default: .fixed
         }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 struct SessionDescriptionTests {
     @Test func describesAnIPv4Stream() {
         let description = SessionDescription(
-            address: "192.168.1.20", port: 5004, frameMilliseconds: 20, bitsPerSecond: 32_000,
+            address: "192.168.1.20", port: 5004, frameMilliseconds: 20, shortestFrameMilliseconds: 10, bitsPerSecond: 32_000,
             usesDiscontinuousTransmission: false, sessionID: 3_900_000_000)
         #expect(description.text == """
             v=0\r
@@ -36,7 +36,8 @@ struct SessionDescriptionTests {
             "t=0 0",
             "m=audio 6000 RTP/AVP 111",
             "a=rtpmap:111 opus/48000/2",
-            "a=fmtp:111 minptime=10;useinbandfec=1;usedtx=1;stereo=0;sprop-stereo=0;maxaveragebitrate=24000",
+            // Without a shortest frame given, every frame is as long as ptime.
+            "a=fmtp:111 minptime=2.5;useinbandfec=1;usedtx=1;stereo=0;sprop-stereo=0;maxaveragebitrate=24000",
             "a=ptime:2.5",
             "a=rtcp-mux",
             "a=sendonly",
