@@ -7,7 +7,7 @@ import Synchronization
 /// canceller → preprocessor: denoise, AGC, residual echo, voice activity) → talk gate →
 /// Opus → RTP → outbox ring for the network thread.
 ///
-/// With the adaptive codec the microphone is read in 5 ms periods, and each goes either to
+/// When the codec adapts (`CallConfiguration.adaptsCodec`) each 5 ms period goes either to
 /// the low-delay encoder as a frame of its own, or into a 10 ms frame for the robust one
 /// (`CodecModeController` chooses, from the peers' reports and the voice activity); the switch
 /// to low delay waits for a robust frame to be complete.
@@ -65,7 +65,7 @@ final class CapturePipeline {
         self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
-        lowDelayEncoder = configuration.adaptiveCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
+        lowDelayEncoder = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         encoding = configuration.adaptiveCodec ? .robust : .fixed
         counters.codecMode.store(encoding.index, ordering: .relaxed)
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
@@ -127,19 +127,19 @@ final class CapturePipeline {
         counters.talking.store(talking, ordering: .relaxed)
 
         adaptToReports(now: now)
-        // The voice detector misses the quiet ends of words: anything above -40 dBFS counts
-        // too, so that the switch to the robust encoder (whose DTX may drop what it judges
-        // silent) comes only in silence.
-        let voiced = speech || level > Int16.max / 100
+        // The preprocessor's detector hears little without its denoiser (file input), and
+        // misses the quiet ends of words: anything above -40 dBFS counts as voice too. (The
+        // codec adapts only where no echo is cancelled, so no residual echo is taken for voice.)
+        let voiced = speech || level > Int(Int16.max) / 100
         modes.heard(speech: voiced, now: now)
         defer { lastPeriodVoiced = voiced }
-        guard let lowDelayEncoder else { return try queue(frame, from: encoder, talking: talking) }
+        guard let lowDelayEncoder else { return try frame.withUnsafeBufferPointer { try queue($0, from: encoder, talking: talking) } }
         let lowDelayWanted = modes.mode(now: now) == .lowDelay
         lowDelayWantedSince = lowDelayWanted ? lowDelayWantedSince ?? now : nil
         let handOver = encoding == .lowDelay || !lastPeriodVoiced || now >= (lowDelayWantedSince ?? now) + Self.handOverWait
         if robustFrame.isEmpty, lowDelayWanted, handOver {
             use(.lowDelay)
-            return try queue(frame, from: lowDelayEncoder, talking: talking)
+            return try frame.withUnsafeBufferPointer { try queue($0, from: lowDelayEncoder, talking: talking) }
         }
         use(.robust)
         if talking {
@@ -153,7 +153,7 @@ final class CapturePipeline {
             robustFrame.removeAll(keepingCapacity: true)
             robustFrameTalking = false
         }
-        try queue(robustFrame, from: encoder, talking: robustFrameTalking)
+        try robustFrame.withUnsafeBufferPointer { try queue($0, from: encoder, talking: robustFrameTalking) }
     }
 
     /// The encoder taking over last coded audio from before the other one's turn: it starts
@@ -166,10 +166,10 @@ final class CapturePipeline {
     }
 
     /// Encodes `pcm` (when talking) and queues it as the stream's next frame.
-    private func queue(_ pcm: [Int16], from encoder: OpusEncoder, talking: Bool) throws {
+    private func queue(_ pcm: UnsafeBufferPointer<Int16>, from encoder: OpusEncoder, talking: Bool) throws {
         var payload: ArraySlice<UInt8> = []
         if talking {
-            payload = try pcm.withUnsafeBufferPointer { try encoder.encode($0) }
+            payload = try encoder.encode(pcm)
         }
         // Opus marks frames that DTX judged silent with two bytes or less: not worth a packet.
         let send = talking && payload.count > 2

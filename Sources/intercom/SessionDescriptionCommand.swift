@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import IntercomCall
 import IntercomCore
 import IntercomIO
 
@@ -32,13 +33,15 @@ struct SessionDescriptionCommand: ParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let encoder = try audio.encoderConfiguration()
+        var call = CallConfiguration()
+        try audio.apply(to: &call)
+        let encoder = call.encoder
+        // Frames as short as the device period: 5 ms where the codec adapts, else the encoder's.
+        let frameMilliseconds = Double(MediaTime.milliseconds(frames: call.periodSamples, rate: VoiceFormat.sampleRate))
         var generator = SystemRandomNumberGenerator()
         let description = SessionDescription(
             address: listener.host, port: listener.port, payloadType: 96,
-            // The adaptive codec sends 5 ms frames while someone speaks on a clean link, 10 ms otherwise.
-            frameMilliseconds: Double(audio.adaptiveCodec ? encoder.lowDelay.frameMilliseconds : encoder.frameMilliseconds),
-            shortestFrameMilliseconds: Double(audio.adaptiveCodec ? encoder.lowDelay.frameMilliseconds : encoder.frameMilliseconds),
+            frameMilliseconds: frameMilliseconds, shortestFrameMilliseconds: frameMilliseconds,
             bitsPerSecond: encoder.bitrate,
             usesDiscontinuousTransmission: encoder.discontinuousTransmission,
             sessionID: UInt64.random(in: 1...UInt64(UInt32.max), using: &generator)

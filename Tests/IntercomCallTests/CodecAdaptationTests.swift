@@ -55,17 +55,19 @@ import TestSupport
             }
         }
 
+        // Reports once a second, as a receiver sends them; the low-delay encoder may wait up to
+        // 1 s for a pause in the paragraph before it takes over.
         try await wait(until: 0.3)
         let firstClean = report(lossPermille: 0)
-        try await wait(until: 2.5)
+        try await wait(until: 3.0)
         let lossy = report(lossPermille: 50)
-        try await wait(until: 3.5)
+        try await wait(until: 4.0)
         _ = report(lossPermille: 30)
-        try await wait(until: 4.5)
+        try await wait(until: 5.0)
         let lastLossy = report(lossPermille: 20)
-        try await wait(until: 5.5)
+        try await wait(until: 6.0)
         let clean = report(lossPermille: 0)
-        try await wait(until: 8.5)
+        try await wait(until: 9.0)
         stop.value.store(true, ordering: .relaxed)
         thread.join()
         collect()
