@@ -283,6 +283,8 @@ class Soak:
         if self.listener:
             time.sleep(probes.MAX_DELAY + 0.2)
             self.listener.stop()
+            self.notes.append(f"the recording's clock ran {self.listener.drift_ppm:+.0f} ppm against the monotonic clock; "
+                              "clicks are dated by it")
         if self.peers:
             self.check_alive()
             self.final_exits = {}

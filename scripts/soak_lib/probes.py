@@ -106,6 +106,11 @@ class Listener:
         self.chunks = []
         self.total = 0  # samples per channel received so far
         self.t_first = None  # monotonic time at which sample 0 was recorded
+        # The recording's clock against the monotonic one the faults are timed by: (time, samples
+        # received by then), one pair a second. The audio lab's clock runs a few hundred ppm
+        # apart, seconds over hours, so samples are dated by a line through these pairs.
+        self.clock = []
+        self.clock_line = None  # (monotonic time of sample 0, seconds per sample)
         self.buf = np.zeros((0, self.n))
         self.buf_start = 0  # absolute sample index of buf[0]
         self.done = 0  # clicks entering before this sample are analysed
@@ -118,10 +123,32 @@ class Listener:
         self.worker.start()
 
     def t_of(self, sample):
+        if self.clock_line:
+            start, per_sample = self.clock_line
+            return start + sample * per_sample
         return self.t_first + sample / RATE
 
     def sample_of(self, t):
+        if self.clock_line:
+            start, per_sample = self.clock_line
+            return int((t - start) / per_sample)
         return int((t - self.t_first) * RATE)
+
+    @property
+    def drift_ppm(self):
+        """How much faster (positive) the recording's clock ran than the monotonic clock."""
+        return (1 / (self.clock_line[1] * RATE) - 1) * 1e6 if self.clock_line else 0.0
+
+    def _fit_clock(self):
+        """A least-squares line through the clock pairs, once there are a minute of them."""
+        with self.lock:
+            pairs = list(self.clock)
+        if len(pairs) < 60:
+            return
+        t = np.array([p[0] for p in pairs])
+        n = np.array([p[1] for p in pairs], dtype=float)
+        per_sample, start = np.polyfit(n, t, 1)
+        self.clock_line = (float(start), float(per_sample))
 
     def _read(self):
         fd = self.proc.popen.stdout
@@ -142,6 +169,8 @@ class Listener:
                     self.t_first = now - len(x) / RATE - 0.02
                 self.chunks.append(x)
                 self.total += len(x)
+                if not self.clock or now - self.clock[-1][0] >= 1.0:
+                    self.clock.append((now - 0.02, self.total))
 
     def _work(self):
         while not self.stopped:
@@ -149,6 +178,7 @@ class Listener:
             self.analyse()
 
     def analyse(self, final=False):
+        self._fit_clock()
         with self.lock:
             chunks, self.chunks = self.chunks, []
         if not chunks:
