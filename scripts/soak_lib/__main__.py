@@ -334,6 +334,9 @@ def main():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     soak = Soak(args, binary, workdir)
+    # The tree the run starts from (the checkout may move on during a long run).
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
     started = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()
     error = None
@@ -347,8 +350,6 @@ def main():
         soak.teardown()
     if not hasattr(soak, "t_start"):
         sys.exit(f"soak: could not start: {error}")
-    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
     meta = dict(started=started.strftime("%Y-%m-%d %H:%M UTC"), minutes=args.minutes, commit=commit,
                 machine=f"{os.cpu_count()} CPUs, {platform.machine()}, Linux {platform.release()}",
                 load=(load0, os.getloadavg()), command="scripts/soak" + (f" --minutes {args.minutes:g}"
