@@ -62,44 +62,21 @@ enum CallFixtures {
         return ((windows, windows.map(\.lag).sorted()), (median, wellMatched))
     }
 
-    /// 10 ms blocks where the input speaks but the aligned output is silent: audible gaps.
-    ///
-    /// The playout may move the delay in the silences between words (the adaptive codec's
-    /// frame length changes, the jitter buffer catching up), so each block is placed by the
-    /// loudness contour of the 35 ms around it, within 15 ms of its window's lag: a word's quiet
-    /// end is found where it came out, and a block dropped inside speech still shows as silent.
+    /// 10 ms blocks where the input speaks but the aligned output is silent: audible gaps,
+    /// and where in the input they are (seconds).
     static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int, at: [Double]) {
         let block = 480
-        let step = 120
         let threshold = 0.02
-        func contour(_ samples: [Float]) -> [Double] {
-            stride(from: 0, to: samples.count - step + 1, by: step).map { log(SignalMeasures.rms(samples[$0..<($0 + step)]) + 1e-4) }
-        }
-        let inputContour = contour(input)
-        let outputContour = contour(output)
         var gaps: [Double] = []
         var spoken = 0
         for start in stride(from: 0, to: input.count - block, by: block) {
             let window = alignment.windows.last { $0.inputStart <= start }
             let lag = window.map { start - $0.inputStart < 24_000 ? $0.lag : alignment.lag } ?? alignment.lag
+            guard start + lag >= 0, start + lag + block <= output.count else { continue }
             let inputLevel = SignalMeasures.rms(input[start..<(start + block)])
             guard inputLevel > threshold else { continue }
-            let context = (start / step - 12)..<(start / step + 16)
-            guard context.lowerBound >= 0, context.upperBound <= inputContour.count else { continue }
-            let shifts = (-6...6).filter { shift in
-                let first = context.lowerBound + (lag / step) + shift
-                return first >= 0 && first + context.count <= outputContour.count
-            }
-            guard let shift = shifts.min(by: { a, b in
-                func mismatch(_ shift: Int) -> Double {
-                    context.reduce(0) { $0 + abs(inputContour[$1] - outputContour[$1 + lag / step + shift]) }
-                }
-                return mismatch(a) < mismatch(b)
-            }) else { continue }
-            let at = start + lag + shift * step
-            guard at >= 0, at + block <= output.count else { continue }
             spoken += 1
-            let outputLevel = SignalMeasures.rms(output[at..<(at + block)])
+            let outputLevel = SignalMeasures.rms(output[(start + lag)..<(start + lag + block)])
             if outputLevel < inputLevel * 0.1 { gaps.append(Double(start) / 48_000) }
         }
         return (gaps.count, spoken, gaps)

@@ -15,13 +15,14 @@ struct ArrivalDelayEstimator: Sendable {
     /// Candidates for the window minimum: arrivals in order, offsets strictly increasing, so the front is the minimum.
     private var minimumCandidates: Deque<Sample> = []
 
-    /// Room for a window of the shortest packets is made here, so that recording (on the
-    /// playback thread) never grows the list: with the clocks drifting apart every packet of
-    /// the window can be a candidate.
+    /// Room for a window of 10 ms packets is made here, so that recording (on the playback
+    /// thread) does not grow the list: with the clocks drifting apart every packet of the window
+    /// can be a candidate. A stream of shorter packets grows it once. (Made for every stream,
+    /// strangers' included: room for the shortest packets would cost 19 kB a stream.)
     init(window: UInt64) {
         self.window = window
-        let shortestPacket = MediaTime.nanoseconds(samples: Int64(VoiceFormat.opusFrameQuantum))
-        minimumCandidates.reserveCapacity(Int(window / UInt64(shortestPacket)) + 1)
+        let tenMilliseconds = MediaTime.nanoseconds(samples: Int64(VoiceFormat.samples(milliseconds: 10)))
+        minimumCandidates.reserveCapacity(Int(window / UInt64(tenMilliseconds)) + 1)
     }
 
     /// Records a packet and returns its delay beyond the fastest packet of the window, in nanoseconds.
