@@ -19,7 +19,7 @@
 struct NetworkDelayEstimator: Sendable {
     /// A spell of calm arrivals.
     private struct Calm: Sendable {
-        /// How much media the calm has lasted.
+        /// How long the calm has lasted (receiver's clock).
         var duration: UInt64 = 0
         /// The cap on the budget.
         var ceiling: Double
@@ -27,7 +27,7 @@ struct NetworkDelayEstimator: Sendable {
         var lateness = RecurringLateness()
         /// Whether the late spell before the calm has been forgotten.
         var forgotten = false
-        /// How much media the typical delay has now been above the calm threshold.
+        /// How long the typical delay has now been above the calm threshold.
         var excursion: UInt64 = 0
     }
 
@@ -43,7 +43,7 @@ struct NetworkDelayEstimator: Sendable {
     private static let forgetAfterCalm: UInt64 = 2
     /// What the views keep of a forgotten late spell: a trace, soon outweighed by the calm link.
     private static let keptShareOfLateSpell = 0.01
-    /// Media still to come during which playout may catch up with a budget that came down when
+    /// Time still to come during which playout may catch up with a budget that came down when
     /// a late spell was forgotten (the ceiling no longer holds it below the views then).
     private var catchingUpLeft: UInt64 = 0
     /// What the ceiling keeps above twice the typical recent delay.
@@ -52,6 +52,9 @@ struct NetworkDelayEstimator: Sendable {
     private var lateness = RecurringLateness()
     /// The burst of arrivals going on: its largest delay, and when its last packet arrived.
     private var burst: (largestDelay: Double, lastArrival: UInt64)?
+    /// The most time one gap between arrivals adds to a calm: a DTX sender still sends a frame
+    /// every 400 ms, and a longer silence tells nothing of the link.
+    private static func longestCalmStep(_ calmTimeConstant: UInt64) -> UInt64 { calmTimeConstant / 2 }
 
     init(quantile: Double, historyTimeConstant: UInt64, peakTimeConstant: UInt64, calmTimeConstant: UInt64, largestUsefulDelay: UInt64) {
         histogram = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: quantile)
@@ -72,14 +75,17 @@ struct NetworkDelayEstimator: Sendable {
     /// Records one packet's relative delay and its arrival time (nanoseconds, receiver's clock);
     /// `frameDuration` sets how much older packets are forgotten.
     ///
-    /// Memory is counted in received media rather than wall time, so a silent peer is not forgotten.
-    /// Packets arriving within half a frame of each other belong to one burst.
+    /// What the link did is remembered in received media rather than wall time, so a silent peer
+    /// is not forgotten. A calm is timed on the receiver's clock, as long as packets keep
+    /// arriving: between words a sender sends little (DTX), and the link is no less clean for
+    /// it. Packets arriving within half a frame of each other belong to one burst.
     mutating func record(relativeDelay: UInt64, arrival: UInt64, frameDuration: UInt64) {
         // A delay the buffer can never absorb is an outlier: it must not pin the target at its maximum.
         guard relativeDelay <= largestUsefulDelay else { return }
         let delay = Double(relativeDelay)
+        let elapsed = burst.map { arrival >= $0.lastArrival ? min(arrival - $0.lastArrival, Self.longestCalmStep(calmTimeConstant)) : 0 } ?? frameDuration
         histogram.add(relativeDelay, retention: Self.retention(frameDuration, timeConstant: historyTimeConstant))
-        recent.add(relativeDelay, retention: Self.retention(frameDuration, timeConstant: calmTimeConstant / 2))
+        recent.add(relativeDelay, retention: Self.retention(elapsed, timeConstant: calmTimeConstant / 2))
         let peakRetention = Self.retention(frameDuration, timeConstant: peakTimeConstant)
         lateness.decay(peakRetention)
         calm?.lateness.decay(peakRetention)
@@ -94,31 +100,31 @@ struct NetworkDelayEstimator: Sendable {
         }
         lateness.burstReached(burst!.largestDelay)
         calm?.lateness.burstReached(burst!.largestDelay)
-        let ceiling = calmCeiling(frameDuration: frameDuration)
+        let ceiling = calmCeiling(elapsed: elapsed)
         let remembered = self.remembered
-        catchingUpLeft -= min(catchingUpLeft, frameDuration)
+        catchingUpLeft -= min(catchingUpLeft, elapsed)
         isCalmedDown = ceiling < remembered || catchingUpLeft > 0
         budget = UInt64(min(remembered, ceiling))
     }
 
     /// The typical recent delay: the median of the last half second or so, in nanoseconds.
     var typicalDelay: UInt64 { recent.quantile }
-    /// How much media the calm has lasted (0 while arrivals are not calm).
+    /// How long the calm has lasted, in nanoseconds (0 while arrivals are not calm).
     var calmDuration: UInt64 { calm?.duration ?? 0 }
 
     /// What the two views remember.
     private var remembered: Double { max(Double(histogram.quantile), lateness.peak) }
 
     /// The cap on the budget while arrivals are calm; infinite otherwise. Forgets the late
-    /// spell once the calm has lasted.
-    private mutating func calmCeiling(frameDuration: UInt64) -> Double {
+    /// spell once the calm has lasted. `elapsed` is the receiver's time since the packet before.
+    private mutating func calmCeiling(elapsed: UInt64) -> Double {
         let typical = Double(recent.quantile)
         guard typical < remembered / 4 else {
             // A short excursion does not end the calm: on a busy host the typical delay of a
             // clean link steps up by several milliseconds now and then for a moment. Lateness
             // that lasts does.
-            if var current = calm, current.excursion + frameDuration <= calmTimeConstant / 2 {
-                current.excursion += frameDuration
+            if var current = calm, current.excursion + elapsed <= calmTimeConstant / 2 {
+                current.excursion += elapsed
                 calm = current
                 return current.ceiling
             }
@@ -127,13 +133,13 @@ struct NetworkDelayEstimator: Sendable {
         }
         var current = calm ?? Calm(ceiling: remembered)
         current.excursion = 0
-        current.duration += frameDuration
+        current.duration += elapsed
         if current.duration <= calmTimeConstant {
             // Lateness that is still growing is no late spell that ended.
             current.ceiling = max(current.ceiling, remembered)
         } else {
             let needed = max(2 * typical + Self.calmMargin, current.lateness.peak)
-            current.ceiling = max(needed, current.ceiling * Self.retention(frameDuration, timeConstant: calmTimeConstant))
+            current.ceiling = max(needed, current.ceiling * Self.retention(elapsed, timeConstant: calmTimeConstant))
         }
         if !current.forgotten, current.duration > Self.forgetAfterCalm * calmTimeConstant {
             histogram.forget(keeping: Self.keptShareOfLateSpell)

@@ -124,15 +124,18 @@ struct JitterAdaptationTests {
         /// The longest calm within 3 s of the link becoming clean.
         var longestCalm: UInt64 = 0
 
-        init(steadyJitter: UInt64, seed: UInt64, arriving: (_ sinceStart: UInt64, _ arrival: UInt64) -> UInt64) {
-            let packets = FakeSender().packets(slots: Self.frames)
+        init(steadyJitter: UInt64, seed: UInt64, talkPattern: (talk: Int, silence: Int)? = nil, arriving: (_ sinceStart: UInt64, _ arrival: UInt64) -> UInt64) {
+            let sender = FakeSender(talkPattern: talkPattern)
+            let packets = sender.packets(slots: Self.frames)
+            // Phases by frame time: with a talk pattern, packets are fewer than slots.
+            let inSlots = { (slots: Range<Int>) in packets.filter { slots.contains(Int($0.timestamp) / sender.frameSamples) } }
             let clock = ReceiverClock()
             let steady = NetworkConditions(baseDelay: JitterAdaptationTests.steadyDelay, jitter: steadyJitter, protectedEnds: 0)
             let impaired = NetworkConditions(baseDelay: JitterAdaptationTests.steadyDelay, jitter: 30 * millisecond, loss: .random(rate: 0.1), protectedEnds: 0)
             let phases = [
-                NetworkRun(packets: Array(packets[..<Self.onset]), conditions: steady, clock: clock, seed: seed),
-                NetworkRun(packets: Array(packets[Self.onset..<Self.calm]), conditions: impaired, clock: clock, seed: seed + 1),
-                NetworkRun(packets: Array(packets[Self.calm...]), conditions: steady, clock: clock, seed: seed + 2),
+                NetworkRun(packets: inSlots(0..<Self.onset), conditions: steady, clock: clock, seed: seed),
+                NetworkRun(packets: inSlots(Self.onset..<Self.calm), conditions: impaired, clock: clock, seed: seed + 1),
+                NetworkRun(packets: inSlots(Self.calm..<Self.frames), conditions: steady, clock: clock, seed: seed + 2),
             ]
             let deliveries = phases.flatMap(\.deliveries).map { delivery in
                 Delivery(arrival: arriving(delivery.arrival - clock.offset, delivery.arrival), packet: delivery.packet)
@@ -193,6 +196,21 @@ struct JitterAdaptationTests {
         let afterwards = run.afterwards.sorted()
         let median = afterwards[afterwards.count / 2]
         #expect(median <= run.before + 10 * millisecond, "\(run.before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
+    }
+
+    /// Between words a sender sends little (DTX): in the soak a peer's clicks made about a fifth
+    /// of a second of packets each second. The calm after a spell of loss and jitter is a matter
+    /// of time on the receiver's clock, not of how much media arrived, so a sparse stream is
+    /// also back within 10 ms of its delay before, 5-10 s after the link became clean.
+    @Test func aSparseStreamIsBackWithinFiveSecondsOfACleanLink() {
+        let run = SpellThenClean(steadyJitter: 1 * millisecond, seed: 21, talkPattern: (talk: 12, silence: 48)) { _, arrival in arrival }
+        #expect(run.longestCalm >= 2_000 * millisecond, "calm for \(run.longestCalm / millisecond) ms at most")
+        let impairedDelay = run.delays[SpellThenClean.calm]!
+        #expect(impairedDelay >= run.before + 12 * millisecond, "the delay never grew: \(run.before) → \(impairedDelay)")
+        let afterwards = run.afterwards.sorted()
+        let median = afterwards[afterwards.count / 2]
+        #expect(median <= run.before + 10 * millisecond, "\(run.before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
+        #expect(afterwards.first! + 10 * millisecond >= run.before, "below the clean link's delay: \(run.byHalfSecond)")
     }
 
     /// A link whose lateness keeps coming back (a late spike in one packet of fifty, as a busy
