@@ -340,6 +340,11 @@ def main():
     started = datetime.datetime.now(datetime.timezone.utc)
     load0 = os.getloadavg()
     error = None
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    # Stopped from outside: stop the peers, relays and labs on the way out, as at the end.
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         soak.run()
     except Exception as e:  # noqa: BLE001
