@@ -347,9 +347,10 @@ final class NetworkLoop {
         }
     }
 
-    /// A name as sent, made a string only when it differs from the one kept.
+    /// A name as sent, made a string only when it differs from the one kept (compared as
+    /// decoded, so a name that is not UTF-8 is not made again at every report).
     private static func store(_ bytes: ArraySlice<UInt8>, in text: inout String?) {
-        if let text, text.utf8.elementsEqual(bytes) { return }
+        if let text, bytes.decodes(to: text) { return }
         text = String(decoding: bytes, as: UTF8.self)
     }
 

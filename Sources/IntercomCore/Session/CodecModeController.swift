@@ -1,5 +1,5 @@
 /// How the send path encodes: the frame length and Opus mode, chosen for the link.
-public enum CodecMode: String, Sendable, CaseIterable, Codable {
+public enum CodecMode: String, Sendable, Codable {
     /// 5 ms CELT frames with Opus's restricted low-delay application (2.5 ms of lookahead):
     /// the least delay, no in-band FEC. For a clean link, while someone speaks.
     case lowDelay = "low-delay"
