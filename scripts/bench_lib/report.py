@@ -483,12 +483,26 @@ def explain_drift(run, miss):
 
 def explain_cpu(run, miss):
     ours_off = peer_cpu(run.duplex.get("ours-no-aec-denoise", {}))
+
+    def packets(name):
+        rate = run.duplex.get(name, {}).get("talking", {}).get("datagrams_per_s")
+        return rate if is_number(rate) and rate > 0 else None
+
+    on, off, trx = packets("ours"), packets("ours-no-aec-denoise"), packets("trx")
+    rates = ""
+    if on:
+        rates = f"; while talking A sent {on:.0f} datagrams/s with them on ({1000 / on:.1f} ms of audio each)"
+        if off:
+            rates += (f" and {off:.0f}/s with them off ({1000 / off:.1f} ms: without echo cancelling the codec "
+                      "adapts, and 5 ms frames cost a packet and an Opus frame each)" if off > 1.5 * on else
+                      f" and {off:.0f}/s with them off")
+        if trx:
+            rates += f", trx {trx:.0f}/s"
     return (f"- CPU: a full-duplex intercom peer used {miss.value:.4f} s per s with AEC and denoise on, "
             f"{number(ours_off, '{:.4f}')} with them off, against {miss.against:.4f} for trx's tx + rx "
-            f"({miss.value / miss.against:.2f} ×). AEC and denoise cost the difference between the first two; the rest "
-            "is the call itself (two real-time audio threads in 5 ms periods and a network thread at up to 200 "
-            "packets/s while the low-delay codec sends 5 ms frames, against trx's 50, the resampler of the rate "
-            "adjustment, and ALSA's pulse plugin inside the process as in trx's).")
+            f"({miss.value / miss.against:.2f} ×){rates}. Besides the echo canceller and denoiser, intercom runs two "
+            "real-time audio threads and a network thread that seals and opens every packet, the resampler of the "
+            "rate adjustment, and ALSA's pulse plugin inside the process as trx does.")
 
 
 def explain_rss(run, miss):
@@ -507,10 +521,16 @@ def explain_discovery(run, miss):
 def explain_file_delay(run, miss):
     result = run.file_results.get(("clean", "ours"), {})
     receiver, sender = result.get("receiver", {}), result.get("sender", {})
+    mode = sender.get("codec_mode", "?")
+    if mode == "low-delay":
+        rest = ("the 5 ms capture period and frame, the low-delay encoder's 2.5 ms lookahead, the 5 ms playback "
+                "period and the rate adjuster's lookahead")
+    else:
+        rest = ("the 10 ms capture period and frame, the encoder's 6.5 ms lookahead (SILK and hybrid modes), the "
+                "10 ms playback period and the rate adjuster's lookahead")
     return (f"- Delay, file to file: {miss.value:.1f} ms > {miss.against} ms. The receiver held a jitter-buffer target of "
-            f"{number(receiver.get('target_delay_ms'))} ms (the sender's codec ended in mode "
-            f"{sender.get('codec_mode', '?')}); the rest is the 5 ms capture period and frame, the low-delay encoder's "
-            "2.5 ms lookahead, the 5 ms playback period and the rate adjuster's lookahead.")
+            f"{number(receiver.get('target_delay_ms'))} ms (the sender's codec ended in mode {mode}); the rest is "
+            f"{rest}.")
 
 
 def explain_wire(run, miss):
