@@ -16,6 +16,10 @@ final class OpusPlayoutDecoder: FrameDecoder {
         self.spent = spent
     }
 
+    func discard(_ payload: consuming [UInt8]) {
+        spent(payload)
+    }
+
     func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float]) {
         guard let decoder else { return silence(samples, into: &output) }
         switch consume decision {

@@ -47,14 +47,14 @@ final class PlaybackPipeline {
         while loop.next() {
             let now = SystemClock.monotonicNanoseconds()
             while let (ssrc, gain) = gains.pop() { mixer.setGain(gain, for: ssrc) }
-            while let packet = inbox.pop() {
+            while var packet = inbox.pop() {
                 if packet.isGoodbye {
                     mixer.remove(ssrc: packet.ssrc)
                     continue
                 }
                 mixer.insert(
                     ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-                    marker: packet.marker, payload: packet.payload, arrivalTime: packet.arrivalTime
+                    marker: packet.marker, payload: packet.takePayload(), arrivalTime: packet.arrivalTime
                 )
             }
             period.withUnsafeMutableBufferPointer { mixer.pull(into: $0, now: now) }

@@ -6,9 +6,17 @@ struct ReceivedPacket: Sendable {
     let sequenceNumber: UInt16
     let timestamp: UInt32
     let marker: Bool
-    let payload: [UInt8]
+    private(set) var payload: [UInt8]
     /// Monotonic nanoseconds at which the datagram was read.
     let arrivalTime: UInt64
+
+    /// Moves the payload out, leaving none: whoever takes it holds its storage alone, so that
+    /// storage can go back to the network thread (`RecyclingRing`) and be refilled without a copy.
+    mutating func takePayload() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &payload)
+        return taken
+    }
 
     /// Not a packet: the source said goodbye or left, and its stream stops playing now.
     var isGoodbye: Bool { payload.isEmpty }

@@ -5,4 +5,12 @@ public protocol FrameDecoder: AnyObject {
     /// length). The caller keeps `output` from frame to frame, so that rendering need not allocate,
     /// and hands the decision over, so that a decoded packet's storage can be given back unshared.
     func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float])
+
+    /// Takes a payload the jitter buffer dropped without playing it (late, duplicate), so that
+    /// its storage can be used again as a decoded one's is.
+    func discard(_ payload: consuming [UInt8])
+}
+
+extension FrameDecoder {
+    public func discard(_ payload: consuming [UInt8]) {}
 }

@@ -108,7 +108,8 @@ public struct JitterBuffer: Sendable {
     private var receivedBeforeRestart = 0
 
     /// Forgets the stream but keeps the counters.
-    private mutating func restart() {
+    private mutating func restart(discarding discard: (consuming [UInt8]) -> Void) {
+        while !packets.isEmpty { discard(packets.removeFirst().payload) }
         let kept = counters
         let lost = statistics.lost
         self = JitterBuffer(configuration: configuration)
@@ -118,7 +119,12 @@ public struct JitterBuffer: Sendable {
     }
 
     /// Adds a received packet; `now` is its arrival time in nanoseconds of the monotonic clock.
-    public mutating func insert(sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
+    /// The payload of a packet that is not kept (late, duplicate, pushed out), now or later, goes
+    /// to `discard`, so that its storage can be used again.
+    public mutating func insert(
+        sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: consuming [UInt8], arrivalTime now: UInt64,
+        discarding discard: (consuming [UInt8]) -> Void = { _ in }
+    ) {
         let sequence = sequenceNumbers.unwrap(sequenceNumber)
         let mediaTimestamp = timestamps.unwrap(timestamp)
         if let playout, abs(sequence - playout.nextSequenceNumber) > Self.restartDistance {
@@ -128,15 +134,17 @@ public struct JitterBuffer: Sendable {
             guard restartCandidate == sequence - 1 else {
                 restartCandidate = sequence
                 counters.late += 1
+                discard(consume payload)
                 return
             }
-            restart()
-            insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: payload, arrivalTime: now)
+            restart(discarding: discard)
+            insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: consume payload, arrivalTime: now, discarding: discard)
             return
         }
         restartCandidate = nil
         guard receivedHistory.insert(sequence) else {
             counters.duplicated += 1
+            discard(consume payload)
             return
         }
         counters.received += 1
@@ -150,10 +158,11 @@ public struct JitterBuffer: Sendable {
 
         if let playout, sequence < playout.nextSequenceNumber {
             counters.late += 1
+            discard(consume payload)
             return
         }
         if packets.count >= configuration.capacity {
-            packets.removeFirst()
+            discard(packets.removeFirst().payload)
             counters.late += 1
         }
         var index = packets.endIndex
@@ -168,14 +177,15 @@ public struct JitterBuffer: Sendable {
     ///
     /// Called each time the playout needs more audio, so on average at the sender's frame rate.
     /// `samples` is the frame's expected length; a decoded packet may render its own length.
-    public mutating func nextFrame(now: UInt64) -> (decision: PlayoutDecision, samples: Int) {
+    /// Payloads dropped on the way (too late to be of use) go to `discard`.
+    public mutating func nextFrame(now: UInt64, discarding discard: (consuming [UInt8]) -> Void = { _ in }) -> (decision: PlayoutDecision, samples: Int) {
         let oldestPacket = packets.first.map { PlayoutPosition(nextSequenceNumber: $0.sequenceNumber, timestamp: $0.timestamp) }
         guard var position = playout ?? oldestPacket else {
             // Nothing received yet.
             return (.comfortSilence(samples: frameSamples), frameSamples)
         }
-        dropOverduePackets(at: &position, now: now)
-        alignWithOldestPacket(&position, now: now)
+        dropOverduePackets(at: &position, now: now, discarding: discard)
+        alignWithOldestPacket(&position, now: now, discarding: discard)
         lastDelay = delay(ofTimestamp: position.timestamp, at: now)
         let outcome = decide(&position, delayError: lastDelay - Int64(targetDelay), now: now)
         // Until the first frame plays, the start waits at whatever packet is oldest by then.
@@ -194,20 +204,22 @@ public struct JitterBuffer: Sendable {
     }
 
     /// Frames that would play later than the maximum delay are of no use any more: drop them (as late) rather than fall behind.
-    private mutating func dropOverduePackets(at position: inout PlayoutPosition, now: UInt64) {
+    private mutating func dropOverduePackets(at position: inout PlayoutPosition, now: UInt64, discarding discard: (consuming [UInt8]) -> Void) {
         let limit = Int64(configuration.maximumDelay) + frameNanoseconds / 2
-        while let oldest = packets.first, delay(ofTimestamp: min(oldest.timestamp, position.timestamp), at: now) > limit {
-            packets.removeFirst()
+        // Only the oldest packet's numbers are held, not its payload, which goes on unshared.
+        while let oldest = packets.first.map({ (sequenceNumber: $0.sequenceNumber, timestamp: $0.timestamp) }),
+              delay(ofTimestamp: min(oldest.timestamp, position.timestamp), at: now) > limit {
+            discard(packets.removeFirst().payload)
             counters.late += 1
             position.nextSequenceNumber = max(position.nextSequenceNumber, oldest.sequenceNumber + 1)
         }
     }
 
-    private mutating func alignWithOldestPacket(_ position: inout PlayoutPosition, now: UInt64) {
+    private mutating func alignWithOldestPacket(_ position: inout PlayoutPosition, now: UInt64, discarding discard: (consuming [UInt8]) -> Void) {
         // Playing a frame whose time was already concealed stretches the delay by that much:
         // worth it only while the delay stays within half a frame of its target.
         let longestDelay = Int64(targetDelay) + frameNanoseconds / 2
-        while let oldest = packets.first {
+        while let oldest = packets.first.map({ (sequenceNumber: $0.sequenceNumber, timestamp: $0.timestamp) }) {
             // Missing frames whose time was already filled by concealment need no more output.
             if oldest.sequenceNumber > position.nextSequenceNumber, oldest.timestamp <= position.timestamp {
                 position.nextSequenceNumber = oldest.sequenceNumber
@@ -222,7 +234,7 @@ public struct JitterBuffer: Sendable {
                 position.timestamp = oldest.timestamp
                 return
             }
-            packets.removeFirst()
+            discard(packets.removeFirst().payload)
             counters.late += 1
             position.nextSequenceNumber = oldest.sequenceNumber + 1
         }

@@ -39,8 +39,12 @@ public final class ReceiveStream {
     public var bufferedPacketCount: Int { jitterBuffer.bufferedPacketCount }
 
     /// Adds a received packet; `now` is its arrival time in nanoseconds of the monotonic clock.
-    public func insert(sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
-        jitterBuffer.insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: payload, arrivalTime: now)
+    /// A payload the jitter buffer does not keep goes to the decoder's `discard`.
+    public func insert(sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: consuming [UInt8], arrivalTime now: UInt64) {
+        jitterBuffer.insert(
+            sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: consume payload, arrivalTime: now,
+            discarding: { decoder.discard($0) }
+        )
     }
 
     /// Returns exactly `count` samples to play from `now` on.
@@ -58,7 +62,7 @@ public final class ReceiveStream {
         while decodedSamples.count < needed {
             // The next frame starts playing once everything already decoded has been played.
             let queuedDuration = MediaTime.nanoseconds(samples: Int64((Double(decodedSamples.count) / ratio).rounded()))
-            let (decision, samples) = jitterBuffer.nextFrame(now: now + UInt64(queuedDuration))
+            let (decision, samples) = jitterBuffer.nextFrame(now: now + UInt64(queuedDuration), discarding: { decoder.discard($0) })
             let decoded = decision.isDecode
             decoder.render(consume decision, samples: samples, into: &rendered)
             if decoded, isSkippable(rendered) { continue }

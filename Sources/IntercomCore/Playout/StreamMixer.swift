@@ -80,7 +80,7 @@ public final class StreamMixer {
     }
 
     /// Routes a received packet to its stream, creating the stream for a new SSRC.
-    public func insert(ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: [UInt8], arrivalTime now: UInt64) {
+    public func insert(ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: consuming [UInt8], arrivalTime now: UInt64) {
         let index: Int
         if let existing = entries.firstIndex(where: { $0.ssrc == ssrc }) {
             index = existing
@@ -91,7 +91,7 @@ public final class StreamMixer {
             index = entries.endIndex - 1
         }
         entries[index].lastArrival = now
-        entries[index].stream.insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: payload, arrivalTime: now)
+        entries[index].stream.insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: consume payload, arrivalTime: now)
     }
 
     /// Returns exactly `count` samples: every stream summed with its gain, then soft-limited.
