@@ -12,7 +12,8 @@ final class ResamplingRateAdjuster: RateAdjuster {
 
     /// The SpeexDSP stage, or linear interpolation should SpeexDSP fail to allocate.
     static func make() -> any RateAdjuster {
-        guard let resampler = try? Resampler(inputRate: VoiceFormat.sampleRate, outputRate: VoiceFormat.sampleRate, quality: 4) else {
+        guard let resampler = try? Resampler(inputRate: VoiceFormat.sampleRate, outputRate: VoiceFormat.sampleRate, quality: 4),
+              (try? resampler.reserveForAdjustment()) != nil else {
             return LinearRateAdjuster()
         }
         return ResamplingRateAdjuster(resampler: resampler)

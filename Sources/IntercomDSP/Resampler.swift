@@ -39,7 +39,7 @@ public final class Resampler {
     /// than the nominal rates say, keeping the filter's state. The value is rounded to the
     /// nearest `adjustmentStepPPM`; `adjustmentPPM` tells what was applied.
     public func adjust(ppm: Int) throws(SpeexError) {
-        guard (-50_000...50_000).contains(ppm) else { throw .invalidSetting(name: "ratio adjustment (ppm)", value: Double(ppm)) }
+        guard (-Self.largestAdjustmentPPM...Self.largestAdjustmentPPM).contains(ppm) else { throw .invalidSetting(name: "ratio adjustment (ppm)", value: Double(ppm)) }
         let steps = Int((Double(ppm) / Double(Self.adjustmentStepPPM)).rounded())
         let applied = steps * Self.adjustmentStepPPM
         guard applied != adjustmentPPM else { return }
@@ -52,6 +52,28 @@ public final class Resampler {
         )
         guard result == 0 else { throw SpeexError(resamplerCode: result) }
         adjustmentPPM = applied
+    }
+
+    /// The largest adjustment `adjust(ppm:)` accepts.
+    public static let largestAdjustmentPPM = 50_000
+
+    /// Grows the filter's storage to what the largest speed-up needs, so that `adjust(ppm:)`
+    /// allocates nothing later (on a real-time thread): SpeexDSP lengthens its filter when input
+    /// is consumed faster than nominal, and once it has processed anything it reallocates for a
+    /// filter longer than any before. Call before processing; the filter starts afresh after.
+    public func reserveForAdjustment() throws(SpeexError) {
+        try adjust(ppm: Self.largestAdjustmentPPM)
+        // Processing marks the filter started, after which a shorter filter keeps the storage.
+        var silence = [Float](repeating: 0, count: 64)
+        var output = [Float](repeating: 0, count: 64)
+        _ = try silence.withUnsafeMutableBufferPointer { (input) throws(SpeexError) in
+            try output.withUnsafeMutableBufferPointer { (output) throws(SpeexError) in
+                try process(UnsafeBufferPointer(input), into: output)
+            }
+        }
+        try adjust(ppm: 0)
+        speex_resampler_reset_mem(state)
+        speex_resampler_skip_zeros(state)
     }
 
     /// Resamples as much of `input` as fits into `output`.

@@ -48,6 +48,22 @@ import TestSupport
         #expect(abs(Double(output.count - input.count)) > 400)
     }
 
+    /// Storage reserved for adjustments leaves the filter as a fresh one: the same output,
+    /// sample for sample, at the nominal ratio and after speeding up and slowing down.
+    @Test func reservingForAdjustmentLeavesTheOutputAsItWas() throws {
+        var noise = SeededNoise(seed: 9)
+        let input = noise.samples(4_800, amplitude: 0.5)
+        let fresh = try Resampler(inputRate: 48_000, outputRate: 48_000, quality: 4)
+        let reserved = try Resampler(inputRate: 48_000, outputRate: 48_000, quality: 4)
+        try reserved.reserveForAdjustment()
+        #expect(reserved.adjustmentPPM == 0)
+        for ppm in [0, 5_000, -5_000, 0] {
+            try fresh.adjust(ppm: ppm)
+            try reserved.adjust(ppm: ppm)
+            #expect(try fresh.process(input) == reserved.process(input), "at \(ppm) ppm")
+        }
+    }
+
     /// libspeexdsp 1.2.1 crashed on 999999/1000000 followed by 6233/6250; the ratio steps
     /// intercom uses must survive any sequence of changes.
     @Test func survivesRandomRatioChangesWhileStreaming() throws {
