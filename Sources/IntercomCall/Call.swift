@@ -183,8 +183,8 @@ public final class Call: @unchecked Sendable {
     /// Figures for the stats file and status displays.
     public func statistics() -> CallStatistics {
         CallStatistics(
-            playback: playback.snapshot.withLock { $0 },
-            network: network.snapshot.withLock { $0 },
+            playback: playback.snapshot.withLock { $0.detached() },
+            network: network.snapshot.withLock { $0.detached() },
             networkCounters: network.counters,
             captureCounters: capture.counters,
             devices: (

@@ -468,7 +468,7 @@ final class NetworkLoop {
         updateRows(now: now)
         let security = encryption?.statistics ?? .unencrypted
         // Into the storage the snapshot already has: nothing is allocated once the call runs
-        // (unless a reader still holds the last copy).
+        // (readers take copies of their own, `detached()`).
         let (rows, seen) = (rows, devicesSeen)
         if waiting {
             snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen) }
@@ -538,6 +538,16 @@ public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
     var devicesSeen: Set<[UInt8]> = []
+
+    /// A copy whose lists have storage of their own, for a reader to keep: the network thread
+    /// refills the snapshot's lists in place, and one still shared with a reader's copy would
+    /// be copied (allocated) on that thread. Made while the reader holds the lock.
+    func detached() -> NetworkSnapshot {
+        var copy = self
+        copy.peers = peers.map { $0 }
+        copy.devicesSeen = Set(devicesSeen.map { $0 })
+        return copy
+    }
 
     /// New figures, the peer rows copied into the storage already here.
     mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>) {

@@ -77,7 +77,7 @@ final class PlaybackPipeline {
     }
 
     /// Copies the figures into the snapshot, into the storage both already have: publishing
-    /// allocates nothing once a call runs (unless a reader still holds the last copy).
+    /// allocates nothing once a call runs (readers take copies of their own, `detached()`).
     private func publish() {
         streams.removeAll(keepingCapacity: true)
         mixer.forEachStream { streams.append(StreamStatistics(stream: ($0, $1, $2, $3))) }
@@ -103,4 +103,12 @@ struct PlaybackSnapshot: Sendable {
     var undecodable = 0
     /// Nanoseconds from writing a period to hearing it (the sink's queue).
     var speakerQueue: UInt64 = 0
+
+    /// A copy whose list has storage of its own, for a reader to keep (see
+    /// `NetworkSnapshot.detached`): the playback thread must not copy a list a reader shares.
+    func detached() -> PlaybackSnapshot {
+        var copy = self
+        copy.streams = streams.map { $0 }
+        return copy
+    }
 }
