@@ -107,9 +107,14 @@ public struct JitterBuffer: Sendable {
     private var lostBeforeRestart = 0
     private var receivedBeforeRestart = 0
 
+    /// Hands every waiting packet's payload to `discard`: the stream ends.
+    public mutating func discardWaitingPackets(_ discard: (consuming [UInt8]) -> Void) {
+        while !packets.isEmpty { discard(packets.removeFirst().payload) }
+    }
+
     /// Forgets the stream but keeps the counters.
     private mutating func restart(discarding discard: (consuming [UInt8]) -> Void) {
-        while !packets.isEmpty { discard(packets.removeFirst().payload) }
+        discardWaitingPackets(discard)
         let kept = counters
         let lost = statistics.lost
         self = JitterBuffer(configuration: configuration)

@@ -47,6 +47,11 @@ public final class ReceiveStream {
         )
     }
 
+    /// Gives the payloads still waiting back to the decoder (`discard`): the stream ends.
+    public func end() {
+        jitterBuffer.discardWaitingPackets { decoder.discard($0) }
+    }
+
     /// Returns exactly `count` samples to play from `now` on.
     public func pull(count: Int, now: UInt64) -> [Float] {
         var output = [Float](repeating: 0, count: count)

@@ -74,6 +74,7 @@ public final class StreamMixer {
     private func end(where shouldEnd: (Entry) -> Bool) {
         for entry in entries where shouldEnd(entry) {
             finished.append((entry.ssrc, entry.stream.statistics))
+            entry.stream.end()
         }
         if finished.count > Self.finishedStreamsKept { finished.removeFirst(finished.count - Self.finishedStreamsKept) }
         entries.removeAll(where: shouldEnd)

@@ -46,4 +46,20 @@ struct ReturnedPayloadTests {
             "decoded \(decoder.decoded), discarded \(decoder.discarded), still buffered \(stream.bufferedPacketCount) of \(deliveries.count) delivered"
         )
     }
+
+    /// A stream that ends (its sender said goodbye) gives back what was still waiting.
+    @Test func anEndedStreamGivesBackWhatWasWaiting() {
+        let packets = FakeSender().packets(slots: 50)
+        let decoder = PayloadCountingDecoder()
+        let mixer = StreamMixer { _ in (decoder, LinearRateAdjuster()) }
+        for (index, packet) in packets.enumerated() {
+            mixer.insert(
+                ssrc: 7, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, marker: packet.marker,
+                payload: packet.payload, arrivalTime: 1_000_000_000 + UInt64(index) * 10 * millisecond
+            )
+        }
+        #expect(decoder.decoded == 0 && decoder.discarded == 0)
+        mixer.remove(ssrc: 7)
+        #expect(decoder.discarded == packets.count)
+    }
 }
