@@ -7,7 +7,9 @@ bus's monitor holds what reaches A's microphone (channel 0) and what B's speaker
 (channel 1) sample-aligned, on the sink's one clock: the buffering of the tool that injects
 the sound and of the tool that records it cancels out of the delay."""
 import os
+import re
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -243,6 +245,44 @@ def cpu_now(pid):
         return float("nan")
 
 
+class CPUProfile:
+    """Where processes spend their CPU, by library: perf sampling the CPU clock (it needs no
+    hardware counters) while they run, reported as each library's share of the samples."""
+
+    def __init__(self, popen, path):
+        self.popen, self.path = popen, path
+
+    @classmethod
+    def start(cls, pids, path):
+        if shutil.which("perf") is None:
+            return None
+        popen = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o", str(path),
+                                  "-p", ",".join(str(pid) for pid in pids)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return cls(popen, path)
+
+    def stop(self):
+        """[(library, percent of samples)], largest first; None when perf recorded nothing."""
+        self.popen.send_signal(signal.SIGINT)
+        try:
+            self.popen.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.popen.kill()
+            return None
+        return self.shares(self.path)
+
+    @staticmethod
+    def shares(path):
+        report = subprocess.run(["perf", "report", "-i", str(path), "--no-children", "--sort", "dso", "--stdio",
+                                 "-g", "none"], capture_output=True, text=True)
+        rows = []
+        for line in report.stdout.splitlines():
+            match = re.match(r"\s*([0-9.]+)%\s+(\S+)", line)
+            if match and not line.lstrip().startswith("#"):
+                rows.append((match.group(2), float(match.group(1))))
+        return rows or None
+
+
 def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_seconds, ports, ours_extra=(),
                settle=1.5):
     """Both peers talk at once for talk_seconds (speech injected into both microphones), then
@@ -255,6 +295,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
     relay = CountingRelay()
     peers = {"A": [], "B": []}
     procs = []
+    profile = None
     duration = settle + talk_seconds + silent_seconds + 1.5
     try:
         if impl == "ours":
@@ -311,13 +352,17 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
         inj = [lab.inject(talk_path, dev, workdir / f"{tag}-inject-{dev}.log") for dev in ("mic_a", "mic_b")]
         t0 = time.monotonic()
         cpu0 = {p.pid: cpu_now(p.pid) for p in procs}
+        profile = CPUProfile.start([p.pid for p in peers["A"]], workdir / f"{tag}-a.perf")
         for i in inj:
             i.wait(timeout=talk_seconds + 10)
         t1 = time.monotonic()
         cpu1 = {p.pid: cpu_now(p.pid) for p in procs}
+        cpu_by_library = profile.stop() if profile else None
         time.sleep(silent_seconds)
         t2 = time.monotonic()
     finally:
+        if profile is not None and profile.popen.poll() is None:
+            profile.popen.kill()
         if impl == "ours":
             for p in procs:
                 p.wait(timeout=duration + 8)
@@ -326,7 +371,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
         relay.stop()
     if impl == "ours" and any(p.popen.returncode != 0 for p in procs):
         raise RuntimeError(f"{tag}: intercom exited {[p.popen.returncode for p in procs]}; see {workdir}/{tag}-*.log")
-    out = dict(talk_seconds=t1 - t0, silent_seconds=t2 - t1)
+    out = dict(talk_seconds=t1 - t0, silent_seconds=t2 - t1, cpu_by_library_a=cpu_by_library)
     for name, ps in peers.items():
         out[name] = dict(cpu=sum(cpu1[p.pid] - cpu0[p.pid] for p in ps) / (t1 - t0),
                          cpu_whole_run=sum(p.cpu_seconds for p in ps) / duration,

@@ -156,7 +156,7 @@ def write(path, run):
     lines = (header_section(run) + summary + misses_section(run, misses)
              + device_to_device_section(run, images, plot_error) + file_to_file_section(run)
              + speech_per_utterance_section(run) + drift_section(run, images) + resources_section(run)
-             + memory_section(run)
+             + memory_section(run) + cpu_profile_section(run)
              + encryption_cost_section(run) + discovery_section(run) + method_section(run))
     path.write_text("\n".join(lines))
 
@@ -489,6 +489,8 @@ def explain_cpu(run, miss):
         return rate if is_number(rate) and rate > 0 else None
 
     on, off, trx = packets("ours"), packets("ours-no-aec-denoise"), packets("trx")
+    groups = cpu_groups(run.duplex.get("ours", {}).get("cpu_by_library_a"), {"intercom"})
+    largest = "; ".join(f"{name} {percent:.0f} %" for name, percent in groups[:4])
     rates = ""
     if on:
         rates = f"; while talking A sent {on:.0f} datagrams/s with them on ({1000 / on:.1f} ms of audio each)"
@@ -500,9 +502,11 @@ def explain_cpu(run, miss):
             rates += f", trx {trx:.0f}/s"
     return (f"- CPU: a full-duplex intercom peer used {miss.value:.4f} s per s with AEC and denoise on, "
             f"{number(ours_off, '{:.4f}')} with them off, against {miss.against:.4f} for trx's tx + rx "
-            f"({miss.value / miss.against:.2f} ×){rates}. Besides the echo canceller and denoiser, intercom runs two "
-            "real-time audio threads and a network thread that seals and opens every packet, the resampler of the "
-            "rate adjustment, and ALSA's pulse plugin inside the process as trx does.")
+            f"({miss.value / miss.against:.2f} ×){rates}. "
+            + (f"Where it went (\"Where a peer's CPU goes\"): {largest}." if largest else
+               "Besides the echo canceller and denoiser, intercom runs two real-time audio threads and a network "
+               "thread that seals and opens every packet, the resampler of the rate adjustment, and ALSA's pulse "
+               "plugin inside the process as trx does."))
 
 
 def explain_rss(run, miss):
@@ -796,6 +800,51 @@ def memory_section(run):
             "so the PulseAudio plugin and the libraries it loads are not there.", "",
             *table_header("part", "MB", "share"),
             *(f"| {name} | {kb / 1024:.1f} | {100 * kb / total:.0f} % |" for name, kb in groups), ""]
+
+
+CPU_GROUPS = (
+    ("the kernel (system calls, scheduling, UDP)", ("[kernel", "[vdso]")),
+    ("SpeexDSP (echo canceller, preprocessor, drift resampler)", ("libspeexdsp",)),
+    ("Opus", ("libopus",)),
+    ("ALSA and its PulseAudio plugin", ("libasound", "libpulse", "libsndfile")),
+    ("Swift runtime and Foundation", ("libswift", "Foundation", "libdispatch", "libBlocksRuntime")),
+    ("C runtime (libc, libm)", ("libc.so", "libm.so", "ld-linux")),
+    ("libsodium (encryption)", ("libsodium",)),
+)
+
+
+def cpu_groups(shares, own):
+    """(group, percent of samples), largest first; `own` names the programs' own executables."""
+    totals = {}
+    for dso, percent in shares or []:
+        if dso in own:
+            group = "the program's own code"
+        else:
+            group = next((name for name, keys in CPU_GROUPS if any(k in dso for k in keys)), "other libraries")
+        totals[group] = totals.get(group, 0.0) + percent
+    return sorted(totals.items(), key=lambda item: -item[1])
+
+
+def cpu_profile_section(run):
+    ours = cpu_groups(run.duplex.get("ours", {}).get("cpu_by_library_a"), {"intercom"})
+    trx = cpu_groups(run.duplex.get("trx", {}).get("cpu_by_library_a"), {"tx", "rx", "trx"})
+    if not ours:
+        return []
+    cpu_ours, cpu_trx = (run.duplex.get(name, {}).get("A", {}).get("cpu") for name in ("ours", "trx"))
+    names = [name for name, _ in ours] + [name for name, _ in trx if name not in dict(ours)]
+
+    def cell(groups, name, cpu):
+        percent = dict(groups).get(name)
+        if percent is None:
+            return "–"
+        return f"{percent:.0f} %" + (f" ({cpu * percent / 100:.4f} s/s)" if is_number(cpu) else "")
+
+    return ["## Where a peer's CPU goes", "",
+            "Peer A of the full-duplex runs above while both talk (intercom with AEC + denoise + AGC on; trx's tx and "
+            "rx together), sampled by `perf record -e cpu-clock` (999 Hz; this machine has no hardware counters): each "
+            "part's share of the samples, and of the CPU seconds per second measured from /proc.", "",
+            *table_header("part", "intercom", "trx"),
+            *(f"| {name} | {cell(ours, name, cpu_ours)} | {cell(trx, name, cpu_trx)} |" for name in names), ""]
 
 
 def encryption_cost_section(run):
