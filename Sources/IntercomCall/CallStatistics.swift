@@ -35,6 +35,10 @@ public struct CallStatistics: Codable, Sendable {
     public var fecExpectedLossPercent = 0
     /// The encoder of our last frame: low delay or robust (adaptive codec), or fixed.
     public var codecMode = CodecMode.fixed
+    /// Times the echo canceller's reference jumped to follow the devices' clocks (a device
+    /// restart, an underrun, or timestamps off by more than 8 ms): each makes it learn the
+    /// echo path again.
+    public var echoReferenceResyncs = 0
     public var dropped = Dropped()
     public var faults = Faults()
     /// The sound devices; nil for an endpoint that is a file.
@@ -121,6 +125,7 @@ public struct CallStatistics: Codable, Sendable {
         speakerQueueMs = MediaTime.milliseconds(nanoseconds: Double(playback.speakerQueue))
         inputStartNs = inputStart
         outputStartNs = outputStart
+        echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
         sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)
         sentPayloadBytes = captureCounters.sentOctets.load(ordering: .relaxed)
         datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)

@@ -113,7 +113,10 @@ final class CapturePipeline {
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
-        if cleaner.cancelsEcho { echoReference.reference(capturedAt: captureTime, into: &echoFrame) }
+        if cleaner.cancelsEcho {
+            echoReference.reference(capturedAt: captureTime, into: &echoFrame)
+            counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
+        }
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
@@ -270,6 +273,8 @@ final class CaptureCounters: Sendable {
     let codecMode = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
+    /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`).
+    let echoReferenceResyncs = Atomic<Int>(0)
     /// Peak of the last frame, 0...32768.
     let level = Atomic<Int>(0)
     let firstSampleTime = Atomic<UInt64>(0)

@@ -37,6 +37,9 @@ final class EchoReference: @unchecked Sendable {
         ring.push(PlayedFrame(playTime: playTime, frame: converted))
     }
 
+    /// Times the reference re-synced with the devices (capture side).
+    var resyncs: Int { timeline.resyncs }
+
     /// Capture side: the reference for the microphone frame whose first sample was captured
     /// at `captureTime`, in `reference` (kept by the caller).
     func reference(capturedAt captureTime: UInt64, into reference: inout [Int16]) {

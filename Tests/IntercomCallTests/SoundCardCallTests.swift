@@ -100,7 +100,7 @@ extension EndToEndTests {
         /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
         /// into A's paragraph. The recording starts about 1.5 s before A talks; the returned
         /// offsets say, in seconds of the recording, when A and B were made to talk.
-        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> (recording: [Float], talk: Double, nearTalk: Double?) {
+        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int) {
             let lab = try await AudioLab.start(devices: ["mic_a", "spk_a", "mic_b", "spk_b"])
             defer { lab.stop() }
             try lab.addEchoPath(from: "spk_b", into: "mic_b", delayMilliseconds: 50, gain: 0.5)
@@ -108,8 +108,9 @@ extension EndToEndTests {
             let sentence = try SpeechFixture.wavFile(SpeechFixture.sentence, voice: .female)
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
             let seconds = 1.5 + Double(try SpeechFixture.speech(SpeechFixture.paragraph).count) / 48_000 + 5
+            let bStats = temporaryPath("b.json")
             let b = try Self.peer(
-                "b", in: lab, port: portB, peers: [], seconds: seconds, stats: temporaryPath("b.json"),
+                "b", in: lab, port: portB, peers: [], seconds: seconds, stats: bStats,
                 extra: echoCancellation ? [] : ["--no-aec"]
             )
             let a = try Self.peer("a", in: lab, port: portA, peers: [portB], seconds: seconds, stats: temporaryPath("a.json"))
@@ -130,7 +131,8 @@ extension EndToEndTests {
             #expect(try await talker.finished(within: 30) == 0, "paplay: \(talker.standardError)")
             #expect(try await nearTalker?.finished(within: 10) ?? 0 == 0)
             try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
-            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk)
+            let resyncs = try CallFixtures.readStats(bStats).echoReferenceResyncs
+            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, resyncs)
         }
 
         @Test func echoReturningToTheTalkerIsAtLeast20dBWeakerThanWithoutCancellationAndDoubleTalkGetsThrough() async throws {
@@ -140,14 +142,14 @@ extension EndToEndTests {
 
             // From 6 s into A's paragraph, once the canceller has converged, until 12.5 s (B
             // speaks at 13 s), in each recording from when A was made to talk there.
-            func converged(_ call: (recording: [Float], talk: Double, nearTalk: Double?)) -> ArraySlice<Float> {
+            func converged(_ call: (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int)) -> ArraySlice<Float> {
                 let end = min(call.talk + 12.5, call.nearTalk ?? .infinity)
                 return call.recording[(Int((call.talk + 6) * 48_000)..<Int(end * 48_000)).clamped(to: 0..<call.recording.count)]
             }
             let echoWith = SignalMeasures.energy(converged(on))
             let echoWithout = SignalMeasures.energy(converged(off))
             let reduction = SignalMeasures.decibels(echoWithout, over: echoWith)
-            print("lab echo: \(reduction) dB less with cancellation (talk \(on.talk) s and \(off.talk) s into the recordings)")
+            print("lab echo: \(reduction) dB less with cancellation (talk \(on.talk) s and \(off.talk) s into the recordings; the canceller's reference re-synced \(on.resyncs) times)")
             #expect(SignalMeasures.rms(converged(off)) > 0.005, "no echo came back at all")
             #expect(reduction >= 20, "echo reduced by \(reduction) dB")
 
