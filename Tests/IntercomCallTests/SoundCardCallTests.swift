@@ -131,8 +131,9 @@ extension EndToEndTests {
             #expect(try await talker.finished(within: 30) == 0, "paplay: \(talker.standardError)")
             #expect(try await nearTalker?.finished(within: 10) ?? 0 == 0)
             try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
-            let resyncs = try CallFixtures.readStats(bStats).echoReferenceResyncs
-            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, resyncs)
+            let statsB = try CallFixtures.readStats(bStats)
+            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times; B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0)")
+            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, statsB.echoReferenceResyncs)
         }
 
         @Test func echoReturningToTheTalkerIsAtLeast20dBWeakerThanWithoutCancellationAndDoubleTalkGetsThrough() async throws {
