@@ -773,15 +773,26 @@ def memory_groups(run):
     mappings = (run.duplex.get("ours", {}).get("A", {}).get("mappings") or [{}])[0]
     if not mappings:
         return []
-    totals = {}
-    for path, kb in mappings.items():
+
+    def group(path):
         if path == "[anonymous]":
-            group = "anonymous memory (heap, thread stacks)"
-        elif path.endswith("/intercom"):
-            group = "the intercom executable (its code and read-only data as far as touched)"
-        else:
-            group = next((name for name, keys in MEMORY_GROUPS if any(k in path for k in keys)), "other libraries")
-        totals[group] = totals.get(group, 0) + kb
+            return "anonymous memory (heap, thread stacks)"
+        if path.endswith("/intercom"):
+            return "the intercom executable (its code and read-only data as far as touched)"
+        return named_group(MEMORY_GROUPS, path)
+    return totals_by_group(mappings.items(), group)
+
+
+def named_group(groups, name):
+    """The first of `groups` ((label, substrings)) whose substrings `name` contains."""
+    return next((label for label, keys in groups if any(k in name for k in keys)), "other libraries")
+
+
+def totals_by_group(items, group):
+    """(group, total) of (key, amount) items, largest first."""
+    totals = {}
+    for key, amount in items:
+        totals[group(key)] = totals.get(group(key), 0) + amount
     return sorted(totals.items(), key=lambda item: -item[1])
 
 
@@ -815,14 +826,7 @@ CPU_GROUPS = (
 
 def cpu_groups(shares, own):
     """(group, percent of samples), largest first; `own` names the programs' own executables."""
-    totals = {}
-    for dso, percent in shares or []:
-        if dso in own:
-            group = "the program's own code"
-        else:
-            group = next((name for name, keys in CPU_GROUPS if any(k in dso for k in keys)), "other libraries")
-        totals[group] = totals.get(group, 0.0) + percent
-    return sorted(totals.items(), key=lambda item: -item[1])
+    return totals_by_group(shares or [], lambda dso: "the program's own code" if dso in own else named_group(CPU_GROUPS, dso))
 
 
 def cpu_profile_section(run):
