@@ -5,9 +5,11 @@
 ///
 /// Both views forget slowly (a lone stall stays a small share of what they remember, and jitter
 /// that pauses and comes back still has its budget). Arrivals are calm when the typical recent
-/// delay (the median of the last half second or so) is well below the budget: the link became
-/// clean. Lone stalls, as a busy host has, do not move that median, and an excursion of it
-/// shorter than half a calm time constant does not end the calm. While calm, the budget is
+/// delay (the median of the last half second or so) is well below the budget, or the recent
+/// delays' tail is: the link became clean. (A busy host's clean link is itself late by several
+/// milliseconds, no small part of what a Wi-Fi spell needed; a jittery link's tail is close to
+/// its budget.) Lone stalls, as a busy host has, move neither, and a step up of the recent
+/// delays shorter than half a calm time constant does not end the calm. While calm, the budget is
 /// capped by a ceiling that holds for `calmTimeConstant` and then comes down within a few more
 /// to what the calm link itself needs: twice its typical delay plus `calmMargin`, and the late
 /// bursts that recurred since the calm began. After `forgetAfterCalm` calm time constants the
@@ -35,6 +37,10 @@ struct NetworkDelayEstimator: Sendable {
     /// The recent delays, forgotten within about `calmTimeConstant / 2`; their median is the
     /// typical recent delay.
     private var recent: DelayHistogram
+    /// The same recent delays' tail (their 90th percentile): what the link needs now.
+    private var recentTail: DelayHistogram
+    /// Arrivals are calm while what the link needs now is below this share of the budget.
+    private static let calmShareOfBudget = 0.6
     private let historyTimeConstant: UInt64
     private let peakTimeConstant: UInt64
     private let calmTimeConstant: UInt64
@@ -59,6 +65,7 @@ struct NetworkDelayEstimator: Sendable {
     init(quantile: Double, historyTimeConstant: UInt64, peakTimeConstant: UInt64, calmTimeConstant: UInt64, largestUsefulDelay: UInt64) {
         histogram = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: quantile)
         recent = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: 0.5)
+        recentTail = DelayHistogram(bucketWidth: 1_000_000, range: largestUsefulDelay, fraction: 0.9)
         self.historyTimeConstant = historyTimeConstant
         self.peakTimeConstant = peakTimeConstant
         self.calmTimeConstant = calmTimeConstant
@@ -85,7 +92,9 @@ struct NetworkDelayEstimator: Sendable {
         let delay = Double(relativeDelay)
         let elapsed = burst.map { arrival >= $0.lastArrival ? min(arrival - $0.lastArrival, Self.longestCalmStep(calmTimeConstant)) : 0 } ?? frameDuration
         histogram.add(relativeDelay, retention: Self.retention(frameDuration, timeConstant: historyTimeConstant))
-        recent.add(relativeDelay, retention: Self.retention(elapsed, timeConstant: calmTimeConstant / 2))
+        let recentRetention = Self.retention(elapsed, timeConstant: calmTimeConstant / 2)
+        recent.add(relativeDelay, retention: recentRetention)
+        recentTail.add(relativeDelay, retention: recentRetention)
         let peakRetention = Self.retention(frameDuration, timeConstant: peakTimeConstant)
         lateness.decay(peakRetention)
         calm?.lateness.decay(peakRetention)
@@ -119,7 +128,7 @@ struct NetworkDelayEstimator: Sendable {
     /// spell once the calm has lasted. `elapsed` is the receiver's time since the packet before.
     private mutating func calmCeiling(elapsed: UInt64) -> Double {
         let typical = Double(recent.quantile)
-        guard typical < remembered / 4 else {
+        guard typical < remembered / 4 || Double(recentTail.quantile) < remembered * Self.calmShareOfBudget else {
             // A short excursion does not end the calm: on a busy host the typical delay of a
             // clean link steps up by several milliseconds now and then for a moment. Lateness
             // that lasts does.
