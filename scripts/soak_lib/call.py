@@ -224,10 +224,12 @@ class DiscoveryPair:
                                   ok=r.returncode == 0 and new is not None and new != old, error=r.stderr.strip()))
 
     def rediscovery(self, restart):
-        """Seconds from the restarted avahi-daemon running again to each side's first
-        `appeared` or `confirmed` event for the other after the restart began (None: never):
-        the side whose daemon restarted keeps the peer it knew and confirms it when the new
-        daemon resolves it again; the other side sees it leave and appear again."""
+        """Seconds from the restart's start (the old avahi-daemon stopped) to each side's first
+        `appeared` or `confirmed` event for the other after it (None: never): the side whose
+        daemon restarted keeps the peer it knew and confirms it when the new daemon resolves it
+        again; the other side sees it leave and appear again. Counted from the start, the
+        daemon's own start-up is included; the lab only notices the new daemon running some
+        tenths of a second after it already resolves."""
         out = {}
         for h, o in (("h1", "h2"), ("h2", "h1")):
             t = None
@@ -236,7 +238,7 @@ class DiscoveryPair:
                 if (e.get("event") in ("appeared", "confirmed") and e.get("peer", {}).get("name") == self.names[o]
                         and at is not None
                         and at / 1e9 >= restart["began"]):
-                    t = at / 1e9 - restart["ended"]
+                    t = at / 1e9 - restart["began"]
                     break
             out[f"{h} finds {o}"] = t
         return out

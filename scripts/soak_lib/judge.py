@@ -230,7 +230,7 @@ def judge(soak, error):
                 out.append(result(f"rediscovery after avahi-daemon restart in {f['host']}",
                                   ", ".join(f"{k} after {fmt(v, 2)} s" for k, v in red.items()), ok,
                                   "the `appeared` (or, where avahi-daemon restarted, `confirmed`) event of each side of the LAN lab's discovery pair, counted from "
-                                  f"the restarted avahi-daemon running again, ≤ {REDISCOVERY_S:g} s"))
+                                  f"the start of avahi-daemon's restart (its start-up included), ≤ {REDISCOVERY_S:g} s"))
         if f["kind"] == "reload" and "signalled_at" in f:
             p = f["peer"]
             evs = [e for e in events(soak, None, None, f["signalled_at"] - 0.5, f["signalled_at"] + 5.0)
