@@ -66,15 +66,16 @@ def main():
         command += f" --binary {shlex.quote(args.binary)}"
     wall0 = time.monotonic()
     if args.binary == default_binary:
-        # Measure the code in this work tree: build it (incrementally) in release mode.
-        print("bench: building intercom (release)", flush=True)
-        subprocess.run(["swift", "build", "-c", "release", "--scratch-path", ".build-bench", "--product", "intercom"],
+        # Measure the code in this work tree as scripts/package builds it for users: release mode,
+        # the Swift runtime linked into the executable (incrementally).
+        print("bench: building intercom (release, Swift runtime linked statically, as packaged)", flush=True)
+        subprocess.run(["swift", "build", *PACKAGED_BUILD, "--scratch-path", ".build-bench", "--product", "intercom"],
                        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     binary = str(Path(args.binary).resolve())
     BINARY[0] = binary
     if not os.access(binary, os.X_OK):
         sys.exit(f"bench: no intercom executable at {binary}; build it with "
-                 "`swift build -c release --scratch-path .build-bench --product intercom`")
+                 f"`swift build {' '.join(PACKAGED_BUILD)} --scratch-path .build-bench --product intercom`")
     # The device path alone and the anchors' notes use intercom's own default device buffer.
     lab.ALSA_BUFFER_MS = intercom_default("audio-buffer-ms") or lab.ALSA_BUFFER_MS
     for tool in ("gst-launch-1.0", "espeak-ng", "pulseaudio", "parec", "paplay", "arecord", "aplay"):
@@ -269,6 +270,8 @@ def intercom_default(option):
 
 
 BINARY = [str(ROOT / ".build-bench/release/intercom")]
+# How scripts/package builds the executable users install.
+PACKAGED_BUILD = ("-c", "release", "--static-swift-stdlib")
 
 
 def loadavg():

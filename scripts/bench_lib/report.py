@@ -778,7 +778,7 @@ def memory_groups(run):
         if path == "[anonymous]":
             return "anonymous memory (heap, thread stacks)"
         if path.endswith("/intercom"):
-            return "the intercom executable (its code and read-only data as far as touched)"
+            return "the intercom executable (its code, the Swift runtime's linked into it, and read-only data, as far as touched)"
         return named_group(MEMORY_GROUPS, path)
     return totals_by_group(mappings.items(), group)
 
@@ -805,9 +805,10 @@ def memory_section(run):
             f"Intercom peer A of the full-duplex run above (AEC + denoise + AGC on), its resident memory by mapping "
             f"(`/proc/PID/smaps`, taken near its peak): {total / 1024:.1f} MB in all; a file's row holds its code, read-only "
             "data and writable data. Clean pages mapped from files are shared with every other process using the same "
-            "file and can be dropped and read again under memory pressure. The benchmark's build links the toolchain's "
-            "Swift libraries; the package links them into the executable (`scripts/memory BINARY` shows the same "
-            "breakdown for any build, in a file-to-file call). On a Raspberry Pi the ALSA device is a `hw:` card, "
+            "file and can be dropped and read again under memory pressure. The benchmark measures the build users "
+            "install (as scripts/package makes it: the Swift runtime linked into the executable, so only what a peer "
+            "touches of it is resident; `scripts/memory BINARY` shows the same breakdown for any build, in a "
+            "file-to-file call). On a Raspberry Pi the ALSA device is a `hw:` card, "
             "so the PulseAudio plugin and the libraries it loads are not there.", "",
             *table_header("part", "MB", "share"),
             *(f"| {name} | {kb / 1024:.1f} | {100 * kb / total:.0f} % |" for name, kb in groups), ""]
@@ -826,7 +827,11 @@ CPU_GROUPS = (
 
 def cpu_groups(shares, own):
     """(group, percent of samples), largest first; `own` names the programs' own executables."""
-    return totals_by_group(shares or [], lambda dso: "the program's own code" if dso in own else named_group(CPU_GROUPS, dso))
+    return totals_by_group(shares or [], lambda dso: OWN_CODE if dso in own else named_group(CPU_GROUPS, dso))
+
+
+# intercom's executable, as packaged, holds the Swift runtime too.
+OWN_CODE = "the program's own code (intercom's with the Swift runtime linked in)"
 
 
 def cpu_profile_section(run):
