@@ -204,7 +204,8 @@ public struct StreamStatistics: Codable, Sendable {
     public var targetDelayMs: Double
     public var jitterMs: Double
     /// What the jitter buffer judges calm by: the typical recent arrival delay against the
-    /// delay budgeted for the network (calm below a quarter of it), and how long it has been calm.
+    /// delay budgeted for the network (calm below a quarter of it, or while the recent delays'
+    /// tail is below 60 % of it), and how long it has been calm.
     public var typicalArrivalDelayMs: Double
     public var networkBudgetMs: Double
     public var calmSeconds: Double

@@ -17,8 +17,9 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     /// How fast a sudden delay peak is forgotten, counted in received media.
     public var peakDelayTimeConstant: UInt64
     /// How fast both are forgotten once arrivals are calm (the median delay of the last half
-    /// second or so below a quarter of the budget): the link became clean, and its delay should
-    /// follow. After two of these the late spell is forgotten.
+    /// second or so below a quarter of the budget, or their 90th percentile below 60 % of it):
+    /// the link became clean, and its delay should follow. After two of these the late spell
+    /// is forgotten.
     public var calmDelayTimeConstant: UInt64
     /// Longest run of concealment before switching to comfort silence.
     public var maximumConcealment: UInt64
