@@ -158,6 +158,20 @@ struct JitterAdaptationTests {
         var byHalfSecond: [String] {
             stride(from: Self.calm - 100, to: Self.calm + 1_000, by: 50).map { "\(($0 - Self.calm) * 10) ms: \(delays[$0]! / millisecond)" }
         }
+
+        /// The spell raised the delay by `grewBy` at least; within 3 s of the link becoming
+        /// clean arrivals were calm for the 2 s after which it is forgotten; and 5-10 s after,
+        /// the delay's median is at most `backWithin` above where it was before, and the delay
+        /// never 10 ms below.
+        func expectSpellForgotten(grewBy: UInt64, backWithin: UInt64, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(longestCalm >= 2_000 * millisecond, "calm for \(longestCalm / millisecond) ms at most", sourceLocation: sourceLocation)
+            let impairedDelay = delays[Self.calm]!
+            #expect(impairedDelay >= before + grewBy, "the delay never grew: \(before) → \(impairedDelay)", sourceLocation: sourceLocation)
+            let sorted = afterwards.sorted()
+            let median = sorted[sorted.count / 2]
+            #expect(median <= before + backWithin, "\(before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(byHalfSecond)", sourceLocation: sourceLocation)
+            #expect(sorted.first! + 10 * millisecond >= before, "below the clean link's delay: \(byHalfSecond)", sourceLocation: sourceLocation)
+        }
     }
 
     /// A clean link on a busy machine is clean but for stalls: now and then the receiving
@@ -205,13 +219,7 @@ struct JitterAdaptationTests {
     /// also back within 10 ms of its delay before, 5-10 s after the link became clean.
     @Test func aSparseStreamIsBackWithinFiveSecondsOfACleanLink() {
         let run = SpellThenClean(steadyJitter: 1 * millisecond, seed: 21, talkPattern: (talk: 12, silence: 48)) { _, arrival in arrival }
-        #expect(run.longestCalm >= 2_000 * millisecond, "calm for \(run.longestCalm / millisecond) ms at most")
-        let impairedDelay = run.delays[SpellThenClean.calm]!
-        #expect(impairedDelay >= run.before + 12 * millisecond, "the delay never grew: \(run.before) → \(impairedDelay)")
-        let afterwards = run.afterwards.sorted()
-        let median = afterwards[afterwards.count / 2]
-        #expect(median <= run.before + 10 * millisecond, "\(run.before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
-        #expect(afterwards.first! + 10 * millisecond >= run.before, "below the clean link's delay: \(run.byHalfSecond)")
+        run.expectSpellForgotten(grewBy: 12 * millisecond, backWithin: 10 * millisecond)
     }
 
     /// On a busy host a clean link is itself a few milliseconds late: the sender's sound server
@@ -228,13 +236,7 @@ struct JitterAdaptationTests {
         let run = SpellThenClean(steadyJitter: 1 * millisecond, seed: seed, spell: wifi) { sinceStart, arrival in
             sinceStart % fastEvery < 20 * millisecond ? arrival : arrival + bunching
         }
-        #expect(run.longestCalm >= 2_000 * millisecond, "calm for \(run.longestCalm / millisecond) ms at most")
-        let impairedDelay = run.delays[SpellThenClean.calm]!
-        #expect(impairedDelay >= run.before + 5 * millisecond, "the delay never grew: \(run.before) → \(impairedDelay)")
-        let afterwards = run.afterwards.sorted()
-        let median = afterwards[afterwards.count / 2]
-        #expect(median <= run.before + 5 * millisecond, "\(run.before / millisecond) ms before, median \(median / millisecond) ms 5-10 s after: \(run.byHalfSecond)")
-        #expect(afterwards.first! + 10 * millisecond >= run.before, "below the clean link's delay: \(run.byHalfSecond)")
+        run.expectSpellForgotten(grewBy: 5 * millisecond, backWithin: 5 * millisecond)
     }
 
     /// A link whose lateness keeps coming back (a late spike in one packet of fifty, as a busy
