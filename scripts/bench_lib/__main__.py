@@ -69,13 +69,12 @@ def main():
         # Measure the code in this work tree as scripts/package builds it for users: release mode,
         # the Swift runtime linked into the executable (incrementally).
         print("bench: building intercom (release, Swift runtime linked statically, as packaged)", flush=True)
-        subprocess.run(["swift", "build", *PACKAGED_BUILD, "--scratch-path", ".build-bench", "--product", "intercom"],
-                       cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(ROOT / "scripts/package"), *PACKAGED_BUILD], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     binary = str(Path(args.binary).resolve())
     BINARY[0] = binary
     if not os.access(binary, os.X_OK):
         sys.exit(f"bench: no intercom executable at {binary}; build it with "
-                 f"`swift build {' '.join(PACKAGED_BUILD)} --scratch-path .build-bench --product intercom`")
+                 f"`scripts/package {' '.join(PACKAGED_BUILD)}`")
     # The device path alone and the anchors' notes use intercom's own default device buffer.
     lab.ALSA_BUFFER_MS = intercom_default("audio-buffer-ms") or lab.ALSA_BUFFER_MS
     for tool in ("gst-launch-1.0", "espeak-ng", "pulseaudio", "parec", "paplay", "arecord", "aplay"):
@@ -270,8 +269,8 @@ def intercom_default(option):
 
 
 BINARY = [str(ROOT / ".build-bench/release/intercom")]
-# How scripts/package builds the executable users install.
-PACKAGED_BUILD = ("-c", "release", "--static-swift-stdlib")
+# The default binary: scripts/package builds the executable users install, kept in .build-bench.
+PACKAGED_BUILD = ("--binary-only", "--scratch-path", ".build-bench")
 
 
 def loadavg():
