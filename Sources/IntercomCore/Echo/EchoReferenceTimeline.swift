@@ -6,8 +6,11 @@
 /// captured. Samples are placed on one continuous timeline, so the two threads waking in
 /// either order never shifts the reference by a frame: a canceller fed a reference whose
 /// delay jumps has to learn the echo path again. The read position advances by exactly one
-/// frame per microphone frame and re-syncs only when it drifts past `resyncSamples` (a
-/// device restart, an underrun), so timestamp noise never reaches the canceller.
+/// frame per microphone frame and re-syncs only when it has been more than `resyncSamples`
+/// off for `resyncAfter` (a device restart, an underrun), so timestamp noise never reaches the
+/// canceller: a device's reported time can be a period off for a few frames and come back
+/// (seen with 10 ms periods through ALSA's pulse plugin), and each re-sync makes the canceller
+/// learn the echo path again.
 public struct EchoReferenceTimeline: Sendable {
     public let frameSamples: Int
     public let sampleRate: Int
@@ -15,6 +18,8 @@ public struct EchoReferenceTimeline: Sendable {
     /// the echo when the devices' reported delays are a little off.
     public let safetyMarginSamples: Int
     public let resyncSamples: Int
+    /// How long the read position must stay off before it re-syncs, in nanoseconds.
+    public let resyncAfter: UInt64
     private let capacity: Int
 
     /// Samples from timeline index `firstIndex` on.
@@ -25,18 +30,21 @@ public struct EchoReferenceTimeline: Sendable {
     private var anchorTime: UInt64?
     private var nextWriteIndex: Int64 = 0
     private var readIndex: Int64?
+    /// Capture time of the first frame of the current run of frames read too far off.
+    private var offSince: UInt64?
 
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
 
     public init(
         frameSamples: Int, sampleRate: Int = VoiceFormat.sampleRate, safetyMarginMilliseconds: Int = 10,
-        resyncMilliseconds: Int = 8, capacityMilliseconds: Int = 1_000
+        resyncMilliseconds: Int = 8, resyncAfter: Duration = .milliseconds(100), capacityMilliseconds: Int = 1_000
     ) {
         self.frameSamples = frameSamples
         self.sampleRate = sampleRate
         safetyMarginSamples = MediaTime.samples(milliseconds: safetyMarginMilliseconds, rate: sampleRate)
         resyncSamples = MediaTime.samples(milliseconds: resyncMilliseconds, rate: sampleRate)
+        self.resyncAfter = MediaTime.nanoseconds(resyncAfter)
         capacity = MediaTime.samples(milliseconds: capacityMilliseconds, rate: sampleRate)
     }
 
@@ -74,10 +82,18 @@ public struct EchoReferenceTimeline: Sendable {
         output.append(contentsOf: repeatElement(0, count: frameSamples))
         guard let anchorTime else { return }
         let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples)
-        if readIndex == nil || abs(ideal - readIndex!) > Int64(resyncSamples) {
-            if readIndex != nil { resyncs += 1 }
-            readIndex = ideal
+        if let current = readIndex, abs(ideal - current) > Int64(resyncSamples) {
+            let since = offSince ?? captureTime
+            offSince = since
+            if captureTime >= since + resyncAfter {
+                resyncs += 1
+                readIndex = ideal
+                offSince = nil
+            }
+        } else {
+            offSince = nil
         }
+        if readIndex == nil { readIndex = ideal }
         let start = readIndex!
         for i in 0..<frameSamples {
             let position = Int(start + Int64(i) - firstIndex)

@@ -55,8 +55,50 @@ import Testing
         for j in 50..<100 { timeline.played(Self.frame(j), at: Self.base + UInt64(j + 20) * Self.period) }
         let duringGap = timeline.reference(capturedAt: Self.base + 55 * Self.period)
         #expect(duringGap.allSatisfy { $0 == 0 })
-        let after = timeline.reference(capturedAt: Self.base + 80 * Self.period)
+        var after: [Int16] = []
+        for period in UInt64(56)...80 { after = timeline.reference(capturedAt: Self.base + period * Self.period) }
         #expect(after.contains { $0 != 0 })
+        #expect(timeline.resyncs == 0)
+    }
+
+    /// The microphone's reported capture time of frame `period` (one period before it is read),
+    /// moved by `offset` nanoseconds.
+    static func captured(_ period: Int, offset: Int64 = 0) -> UInt64 {
+        UInt64(Int64(base) + Int64(period - 1) * Int64(Self.period) + offset)
+    }
+
+    @Test func aCaptureTimeAPeriodOffForAFewFramesDoesNotMoveTheReference() {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        var references: [[Int16]] = []
+        for period in 0..<200 {
+            timeline.played(Self.frame(period), at: Self.base + UInt64(period) * Self.period)
+            // As ALSA's pulse plugin reported with 10 ms periods: 9 ms late for four frames, twice.
+            let off = (50..<54).contains(period) || (120..<124).contains(period)
+            references.append(timeline.reference(capturedAt: Self.captured(period, offset: off ? 9_000_000 : 0)))
+        }
+        for (previous, next) in zip(references.dropFirst(2), references.dropFirst(3)) {
+            #expect(Int(UInt16(bitPattern: next[0])) == (Int(UInt16(bitPattern: previous[479])) + 1) & 0xFFFF)
+        }
+        #expect(timeline.resyncs == 0)
+    }
+
+    @Test func aLastingMoveOfTheCaptureTimeIsFollowedAfterTheResyncDelay() {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        let move: Int64 = 20_000_000
+        var firstFollowing: Int?
+        for period in 0..<100 {
+            timeline.played(Self.frame(period), at: Self.base + UInt64(period) * Self.period)
+            let captured = Self.captured(period, offset: period >= 30 ? move : 0)
+            let reference = timeline.reference(capturedAt: captured)
+            // Following: the reference is what played the safety margin before the (moved) capture time.
+            let expected = Int((Int64(captured) - Int64(Self.base)) * 3 / 62_500) - timeline.safetyMarginSamples
+            if firstFollowing == nil, period >= 30, Int(UInt16(bitPattern: reference[0])) == expected & 0xFFFF {
+                firstFollowing = period
+            }
+        }
+        #expect(timeline.resyncs == 1)
+        // Off from frame 30 on; re-synced once it has been off for 100 ms (ten 10 ms frames).
+        #expect(firstFollowing == 40)
     }
 
     @Test func nothingPlayedGivesSilence() {
