@@ -56,7 +56,9 @@ public struct CallConfiguration: Sendable {
     /// cancelling (`--no-aec`, as with a headset). With echo cancelling the robust encoder codes
     /// everything in 10 ms periods: on the loaded lab machine, the echo that came back with 5 ms
     /// periods was 13-38 dB weaker than without cancelling, under the 20 dB asked for in 8 of 14
-    /// runs, against 19-37 dB and 1 of 5 with 10 ms periods; why is not yet known. File input
+    /// runs, against 19-37 dB and 1 of 5 with 10 ms periods. Since the echo reference waits
+    /// before it re-syncs, 5 ms periods cancel 34-44 dB, but under the full suite's load a
+    /// near-end talker heard during far-end speech came through worse (Docs/reliability.md). File input
     /// keeps 10 ms frames too: under a fully loaded test run, spurts after silence came out with
     /// the delay moving inside their first second (the hand-over to low delay), which the
     /// end-to-end checks of file calls could not judge.
