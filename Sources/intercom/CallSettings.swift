@@ -164,14 +164,14 @@ struct CallSettings {
     /// Builds the call the settings describe, with its audio endpoints.
     func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
         let configuration = try callConfiguration(interactive: interactive, headless: headless)
-        let frame = configuration.periodSamples
+        let (frame, period, bufferMilliseconds) = (configuration.periodSamples, configuration.devicePeriodSamples, audio.audioBufferMilliseconds)
         let source: AudioSource = try audio.inputFile.map { path in
             // A file that is not there (or may not be read) is missing input; one that is, but is no WAV, bad input.
             try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame) }
-        } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
+        } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
         let sink: AudioSink = try audio.outputFile.map { path in
             try failing(as: .cannotCreate) { try WAVFileSink(path: path, frameSamples: frame) }
-        } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, bufferMilliseconds: audio.audioBufferMilliseconds, logger: logger)
+        } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
 
         return try failing(as: .unavailable) { try Call(configuration: configuration, source: source, sink: sink, logger: logger) }
     }

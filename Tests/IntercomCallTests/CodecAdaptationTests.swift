@@ -90,4 +90,19 @@ import TestSupport
         #expect(backAt - lastLossy < 3, "low delay back \(backAt - lastLossy) s after the last lossy report")
         #expect(CodecMode(index: counters.codecMode.load(ordering: .relaxed)) != .fixed)
     }
+
+    /// Sound cards run 5 ms periods whatever the loops' period: with echo cancelling (10 ms
+    /// frames), without it (5 ms), and with the frame fixed at 20 ms.
+    @Test(arguments: [(true, nil), (false, nil), (true, 20), (false, 10)] as [(Bool, Int?)])
+    func soundCardsRunFiveMillisecondPeriods(echoCancellation: Bool, frameMilliseconds: Int?) {
+        var configuration = CallConfiguration()
+        configuration.liveInput = true
+        configuration.echoCancellation = echoCancellation
+        if let frameMilliseconds {
+            configuration.adaptiveCodec = false
+            configuration.encoder.frameMilliseconds = frameMilliseconds
+        }
+        #expect(configuration.devicePeriodSamples == 240)
+        #expect(configuration.periodSamples == frameMilliseconds.map { $0 * 48 } ?? (echoCancellation ? 480 : 240))
+    }
 }

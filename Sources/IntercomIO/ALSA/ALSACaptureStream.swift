@@ -17,9 +17,9 @@ final class ALSACaptureStream: ALSAStream {
     /// CLOCK_REALTIME nanoseconds at which the device captured its first sample.
     private(set) var firstSampleTime: UInt64?
 
-    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
+    init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
-            device, direction: .capture, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+            device, direction: .capture, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
         let bytes = format.periodFrames * format.channels * format.sampleFormat.bytesPerSample
         deviceBytes = .allocate(byteCount: bytes, alignment: 16)

@@ -18,10 +18,10 @@ final class ALSAPCM {
     private var pollDescriptors: [pollfd]
 
     /// Opens `device` and negotiates the format nearest 48 kHz mono 16-bit it offers, with a
-    /// period of about `frameSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
+    /// period of about `periodSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
     /// Underruns and overruns it recovers from are counted in `counters`.
     init(
-        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
+        device: String, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
     ) throws(ALSAError) {
         _ = alsaLibraryMessagesSilenced
         var opened: OpaquePointer?
@@ -30,7 +30,7 @@ final class ALSAPCM {
         guard let opened else { throw ALSAError(function: "snd_pcm_open", code: -ENODEV) }
         do {
             format = try Self.negotiate(
-                opened, direction: direction, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds
+                opened, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds
             )
             try checkALSA(snd_pcm_prepare(opened), "snd_pcm_prepare")
         } catch {
@@ -137,7 +137,7 @@ final class ALSAPCM {
     }
 
     private static func negotiate(
-        _ pcm: OpaquePointer, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int
+        _ pcm: OpaquePointer, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int
     ) throws(ALSAError) -> ALSANegotiatedFormat {
         var hardware: OpaquePointer?
         try checkALSA(snd_pcm_hw_params_malloc(&hardware), "snd_pcm_hw_params_malloc")
@@ -160,7 +160,7 @@ final class ALSAPCM {
         var rate = UInt32(VoiceFormat.sampleRate)
         var roundingDirection: Int32 = 0
         try checkALSA(snd_pcm_hw_params_set_rate_near(pcm, hardware, &rate, &roundingDirection), "snd_pcm_hw_params_set_rate_near")
-        var period = snd_pcm_uframes_t(MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: Int(rate)))
+        var period = snd_pcm_uframes_t(MediaTime.samples(periodSamples, from: VoiceFormat.sampleRate, to: Int(rate)))
         try checkALSA(
             snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &roundingDirection),
             "snd_pcm_hw_params_set_period_size_near"

@@ -20,13 +20,14 @@ public final class ALSAPlaybackSink: AudioSink {
     /// The longest `close` waits for queued audio to play out.
     private static let playOutLimit: UInt64 = 500_000_000
 
-    /// Opens `device` with a period of about one frame of `frameSamples` and a buffer of about
-    /// `bufferMilliseconds`. A device that cannot be opened is logged once and retried.
-    public init(device: String, frameSamples: Int, bufferMilliseconds: Int, logger: Logger) {
+    /// Opens `device` for frames of `frameSamples`, with a period of about `periodSamples`
+    /// (one frame if nil) and a buffer of about `bufferMilliseconds`. A device that cannot be
+    /// opened is logged once and retried.
+    public init(device: String, frameSamples: Int, periodSamples: Int? = nil, bufferMilliseconds: Int, logger: Logger) {
         self.device = device
         connection = ALSAReconnector(
-            device: device, direction: .playback, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds,
-            counters: counters, logger: logger)
+            device: device, direction: .playback, frameSamples: frameSamples, periodSamples: periodSamples ?? frameSamples,
+            bufferMilliseconds: bufferMilliseconds, counters: counters, logger: logger)
     }
 
     /// The format the device agreed to, or nil while it is missing. Read it on the thread

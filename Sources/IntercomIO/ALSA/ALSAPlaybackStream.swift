@@ -13,9 +13,9 @@ final class ALSAPlaybackStream: ALSAStream {
     /// CLOCK_REALTIME nanoseconds at which the device plays the first sample written.
     private(set) var firstSampleTime: UInt64?
 
-    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
+    init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
-            device, direction: .playback, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+            device, direction: .playback, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
         let capacity = MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: format.sampleRate) + 64
         resampled = .allocate(capacity: capacity)

@@ -18,18 +18,19 @@ enum ALSAStreamFailure: Error, CustomStringConvertible {
 /// An open capture or playback device with its conversion to and from the voice format.
 protocol ALSAStream: AnyObject {
     var pcm: ALSAPCM { get }
-    init(device: String, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure)
+    /// Opens `device` for frames of `frameSamples`, asking for periods of `periodSamples`.
+    init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure)
 }
 
 extension ALSAStream {
     /// Opens the device, and a resampler between its rate and the voice format's where they differ.
     static func openDevice(
-        _ device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
+        _ device: String, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
     ) throws(ALSAStreamFailure) -> (ALSAPCM, Resampler?) {
         let pcm: ALSAPCM
         do {
             pcm = try ALSAPCM(
-                device: device, direction: direction, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+                device: device, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         } catch {
             throw .device(error)
         }
@@ -66,15 +67,17 @@ final class ALSAReconnector<Stream: ALSAStream> {
 
     /// Opens the stream at once, or schedules the first retry.
     init(
-        device: String, direction: ALSADirection, frameSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters,
-        logger: Logger
+        device: String, direction: ALSADirection, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int,
+        counters: ALSAStreamCounters, logger: Logger
     ) {
         self.device = device
         self.direction = direction
         self.counters = counters
         self.logger = logger
         open = { () throws(ALSAStreamFailure) in
-            try Stream(device: device, frameSamples: frameSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+            try Stream(
+                device: device, frameSamples: frameSamples, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds,
+                counters: counters)
         }
         attemptOpen(now: SystemClock.monotonicNanoseconds())
     }

@@ -7,7 +7,10 @@ import TestSupport
 /// The ALSA endpoints against 48 kHz mono lab devices, checked with PulseAudio's own tools:
 /// `paplay` speaks into the microphone, `parecord` listens to the speaker.
 @Suite(needsAudioLab) struct ALSACaptureAndPlaybackTests {
-    @Test func captureHearsSpeechPlayedIntoTheDevice() async throws {
+    /// Device periods of a whole frame (10 ms) and of half of one, as calls ask for (5 ms).
+    static let periods = [480, 240]
+
+    @Test(arguments: periods) func captureHearsSpeechPlayedIntoTheDevice(periodSamples: Int) async throws {
         let lab = try await AudioLab.start(devices: ["mic_a"])
         defer { lab.stop() }
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
@@ -15,7 +18,7 @@ import TestSupport
         let device = lab.alsaName("mic_a")
 
         let (report, playerStatus) = try await onAudioThread {
-            try whileCapturing(from: device) { () throws -> Int32? in
+            try whileCapturing(from: device, periodSamples: periodSamples) { () throws -> Int32? in
                 try lab.inject(speechFile, into: "mic_a").wait(seconds: 10)
             }
         }
@@ -23,6 +26,7 @@ import TestSupport
         #expect(playerStatus == 0)
         #expect(report.negotiated?.sampleRate == 48_000)
         #expect(report.negotiated?.conversions == [])
+        #expect(report.negotiated?.periodFrames == periodSamples)
         let match = locate(speech, in: report.samples, maximumLag: max(96_000, report.samples.count - speech.count))
         #expect(match.correlation > 0.95, "speech arrives intact: \(match)")
         #expect(abs(match.gainDecibels) < 1, "at the level it was played")
@@ -33,7 +37,7 @@ import TestSupport
         #expect(report.delayNanoseconds < 100_000_000)
     }
 
-    @Test func playbackReachesTheDevice() async throws {
+    @Test(arguments: periods) func playbackReachesTheDevice(periodSamples: Int) async throws {
         let lab = try await AudioLab.start(devices: ["spk_a"])
         defer { lab.stop() }
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
@@ -46,12 +50,13 @@ import TestSupport
 
         let (report, elapsed) = try await onAudioThread {
             let started = ContinuousClock.now
-            let report = try playAudio(speech, to: device)
+            let report = try playAudio(speech, to: device, periodSamples: periodSamples)
             return (report, ContinuousClock.now - started)
         }
         let heard = try await offTheRunner { try lab.finishRecording(recorder, path: recording) }
 
         #expect(report.negotiated?.conversions == [])
+        #expect(report.negotiated?.periodFrames == periodSamples)
         // The recorder runs from before the playback: on a busy machine the speech may start well
         // into the recording, so it is looked for anywhere in it (the level envelopes make that cheap).
         let match = locate(speech, in: heard, maximumLag: max(96_000, heard.count - speech.count))

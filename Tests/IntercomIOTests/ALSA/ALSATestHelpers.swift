@@ -32,7 +32,7 @@ func startAudioThread(_ body: @escaping @Sendable () -> Void) {
 /// starting `action` once the first frame is in and capturing for `tail` seconds after it.
 /// Call it on an audio thread.
 func whileCapturing<ActionResult: Sendable>(
-    from device: String, tail: Double = 0.5, logger: Logger = Logger(label: "alsa-test"),
+    from device: String, periodSamples: Int = 480, tail: Double = 0.5, logger: Logger = Logger(label: "alsa-test"),
     _ action: () throws -> ActionResult
 ) throws -> (captured: EndpointReport, action: ActionResult) {
     let capturing = DispatchSemaphore(value: 0)
@@ -40,7 +40,9 @@ func whileCapturing<ActionResult: Sendable>(
     let stop = Mailbox<Bool>()
     let captured = Mailbox<Result<EndpointReport, any Error>>()
     startAudioThread {
-        captured.put(Result { try captureAudio(from: device, until: stop, capturing: capturing, logger: logger) })
+        captured.put(Result {
+            try captureAudio(from: device, periodSamples: periodSamples, until: stop, capturing: capturing, logger: logger)
+        })
         finished.signal()
     }
     _ = capturing.wait(timeout: .now() + 10)
@@ -87,13 +89,14 @@ struct EndpointReport: Sendable {
     var delayNanoseconds: UInt64 = 0
 }
 
-/// Captures audio from an ALSA device frame by frame, as the capture thread does, until `stop`
-/// says so; signals `capturing` once the first frame is in.
+/// Captures audio from an ALSA device in 10 ms frames (device periods of `periodSamples`), as
+/// the capture thread does, until `stop` says so; signals `capturing` once the first frame is in.
 func captureAudio(
-    from device: String, until stop: Mailbox<Bool>, capturing: DispatchSemaphore, logger: Logger
+    from device: String, periodSamples: Int = 480, until stop: Mailbox<Bool>, capturing: DispatchSemaphore, logger: Logger
 ) throws -> EndpointReport {
     let createdAt = SystemClock.realtimeNanoseconds()
-    let source = ALSACaptureSource(device: device, frameSamples: 480, bufferMilliseconds: 40, logger: logger)
+    let source = ALSACaptureSource(
+        device: device, frameSamples: 480, periodSamples: periodSamples, bufferMilliseconds: 40, logger: logger)
     defer { source.close() }
     var report = EndpointReport(createdAt: createdAt, negotiated: source.negotiated, counters: source.counters)
     var frame = [Int16](repeating: 0, count: 480)
@@ -107,10 +110,14 @@ func captureAudio(
     return report
 }
 
-/// Plays `samples` to an ALSA device in 10 ms frames, then lets them play out.
-func playAudio(_ samples: [Float], to device: String, logger: Logger = Logger(label: "alsa-test")) throws -> EndpointReport {
+/// Plays `samples` to an ALSA device in 10 ms frames (device periods of `periodSamples`), then
+/// lets them play out.
+func playAudio(
+    _ samples: [Float], to device: String, periodSamples: Int = 480, logger: Logger = Logger(label: "alsa-test")
+) throws -> EndpointReport {
     let createdAt = SystemClock.realtimeNanoseconds()
-    let sink = ALSAPlaybackSink(device: device, frameSamples: 480, bufferMilliseconds: 40, logger: logger)
+    let sink = ALSAPlaybackSink(
+        device: device, frameSamples: 480, periodSamples: periodSamples, bufferMilliseconds: 40, logger: logger)
     defer { sink.close() }
     var report = EndpointReport(createdAt: createdAt, negotiated: sink.negotiated, counters: sink.counters)
     for start in stride(from: 0, to: samples.count, by: 480) {
