@@ -52,20 +52,18 @@ public struct CallConfiguration: Sendable {
 
     public init() {}
 
-    /// Whether the codec adapts in this call: asked for, on a live microphone without echo
-    /// cancelling (`--no-aec`, as with a headset). With echo cancelling the robust encoder codes
-    /// everything in 10 ms periods: on the loaded lab machine, the echo that came back with 5 ms
-    /// periods was 13-38 dB weaker than without cancelling, under the 20 dB asked for in 8 of 14
-    /// runs, against 19-37 dB and 1 of 5 with 10 ms periods. Since the echo reference waits
-    /// before it re-syncs, 5 ms periods cancel 34-44 dB, but under the full suite's load a
-    /// near-end talker heard during far-end speech came through worse (Docs/reliability.md). File input
-    /// keeps 10 ms frames too: under a fully loaded test run, spurts after silence came out with
-    /// the delay moving inside their first second (the hand-over to low delay), which the
-    /// end-to-end checks of file calls could not judge.
-    public var adaptsCodec: Bool { adaptiveCodec && liveInput && !echoCancellation }
+    /// Whether the codec adapts in this call: asked for, on a live microphone, with or without
+    /// echo cancelling. (With it, 5 ms loop periods once cancelled less, and less steadily, on
+    /// the loaded lab machine; since the echo reference waits before it re-syncs and the sound
+    /// cards run 5 ms periods in every call, the lab echo test under the whole suite's load
+    /// cancels 35-37 dB with the talker on the other side heard intact: Docs/reliability.md.)
+    /// File input keeps 10 ms frames: under a fully loaded test run, spurts after silence came
+    /// out with the delay moving inside their first second (the hand-over to low delay), which
+    /// the end-to-end checks of file calls could not judge.
+    public var adaptsCodec: Bool { adaptiveCodec && liveInput }
 
-    /// Samples per turn of the capture and playback loops and per device period: the low-delay
-    /// frame (5 ms) when the codec adapts, otherwise the encoder's frame.
+    /// Samples per turn of the capture and playback loops: the low-delay frame (5 ms) when the
+    /// codec adapts, otherwise the encoder's frame.
     public var periodSamples: Int { adaptsCodec ? encoder.lowDelay.frameSamples : encoder.frameSamples }
 
     /// Samples per sound-card period to ask for: the low-delay frame (5 ms) whatever the loops'

@@ -35,7 +35,7 @@ struct AudioOptions: ConfigurableOptions {
     @Flag(name: .customLong("agc"), inversion: .prefixedNo, help: "Adjust the microphone level automatically (default: on).")
     var givenAutomaticGainControl: Bool?
 
-    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("A fixed Opus frame length: 5, 10 or 20 (default: 10 with echo cancelling; without it adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise).", valueName: "MS"))
+    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("A fixed Opus frame length: 5, 10 or 20 (default: adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file).", valueName: "MS"))
     var givenFrameMilliseconds: Int?
 
     @Option(name: .customLong("bitrate"), help: ArgumentHelp("Opus bitrate in bits per second (default: \(OpusEncoderConfiguration().bitrate)).", valueName: "BPS"))

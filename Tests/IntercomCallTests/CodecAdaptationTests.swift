@@ -18,10 +18,9 @@ import TestSupport
     /// Runs on its own thread with blocking sleeps: under a loaded test run an async test may
     /// resume seconds late, and every packet would then be collected at one moment.
     @Test func lossSwitchesToTheRobustEncoderAndACleanLinkBringsLowDelayBackWithinThreeSeconds() throws {
-        // A live microphone without echo cancelling (a headset), where the codec adapts.
+        // A live microphone with the default settings (echo cancelling on): the codec adapts.
         var configuration = CallConfiguration()
         configuration.liveInput = true
-        configuration.echoCancellation = false
         #expect(configuration.adaptsCodec && configuration.periodSamples == 240)
         let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
         let outbox = RecyclingRing<[UInt8]>(capacity: 2_048) { [] }
@@ -91,8 +90,8 @@ import TestSupport
         #expect(CodecMode(index: counters.codecMode.load(ordering: .relaxed)) != .fixed)
     }
 
-    /// Sound cards run 5 ms periods whatever the loops' period: with echo cancelling (10 ms
-    /// frames), without it (5 ms), and with the frame fixed at 20 ms.
+    /// Sound cards run 5 ms periods whatever the loops' period: with the adaptive codec (5 ms
+    /// loop periods, with or without echo cancelling) and with the frame fixed at 10 or 20 ms.
     @Test(arguments: [(true, nil), (false, nil), (true, 20), (false, 10)] as [(Bool, Int?)])
     func soundCardsRunFiveMillisecondPeriods(echoCancellation: Bool, frameMilliseconds: Int?) {
         var configuration = CallConfiguration()
@@ -103,6 +102,6 @@ import TestSupport
             configuration.encoder.frameMilliseconds = frameMilliseconds
         }
         #expect(configuration.devicePeriodSamples == 240)
-        #expect(configuration.periodSamples == frameMilliseconds.map { $0 * 48 } ?? (echoCancellation ? 480 : 240))
+        #expect(configuration.periodSamples == frameMilliseconds.map { $0 * 48 } ?? 240)
     }
 }
