@@ -437,6 +437,11 @@ def explain_delay(run, miss):
             f"delay, the lab's device path alone (the same {run.buffer_ms} ms device buffers, copied by `arecord | aplay`) "
             f"is {number(run.device_path.get('delay_median'))} ms; its receiver held a jitter-buffer target of "
             f"{number(receiver.get('target_delay_ms'))} ms"
+            + (f" ({receiver['network_budget_ms']:.1f} ms for the spread of arrivals it measured; the rest is a frame "
+               "of margin for FEC and reordering and the playback period fetched ahead)"
+               if is_number(receiver.get("network_budget_ms")) else "")
+            + (f" and its speaker's queue was {receiver['speaker_queue_ms']:.1f} ms"
+               if is_number(receiver.get("speaker_queue_ms")) else "")
             + (f"; file to file, without devices, the same link gives {file_delay:.1f} ms" if is_number(file_delay) else "")
             + ". trx runs 16 ms device buffers and a 16 ms jitter buffer and barely conceals loss"
             + (f" (its PESQ-WB here: {number(run.lab_figure(link, 'trx', 'pesq'), '{:.2f}')})" if link != "clean" else "")
