@@ -119,7 +119,7 @@ def main():
         ctx["drift_seconds"] = drift_seconds
     file_links = ["clean"] if args.quick else LINKS
     lab_impls = ["ours", "gstreamer"] + ([] if "trx" in missing else ["trx"])
-    # (name, frame length (None: the default, adaptive codec), extra arguments); GStreamer is not ours.
+    # (name, frame length (None: the default, which from a file is 10 ms), extra arguments); GStreamer is not ours.
     file_configs = [("ours", None, ()), ("ours-10ms", 10, ()), ("ours-20ms", 20, ()),
                     ("ours-unencrypted", None, ("--unencrypted",)), ("gstreamer", None, ())]
     ctx.update(lab_links=lab_links, file_links=file_links)

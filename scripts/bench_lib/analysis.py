@@ -46,7 +46,8 @@ def analyse(call, program, clicks, spans, impl):
                                                          "duplicated", "target_delay_ms", "jitter_ms")}
         streams = receiver_stats.get("streams") or [{}]
         res["receiver"].update(network_budget_ms=streams[0].get("network_budget_ms"),
-                               speaker_queue_ms=receiver_stats.get("speaker_queue_ms"))
+                               speaker_queue_ms=receiver_stats.get("speaker_queue_ms"),
+                               codec_mode=receiver_stats.get("codec_mode"))
         res["sender"] = {"codec_mode": call["a"].get("codec_mode")}
         res["cpu"] = dict(a=call["proc_a"].cpu_seconds / call["a"]["running_seconds"],
                           b=call["proc_b"].cpu_seconds / call["b"]["running_seconds"],

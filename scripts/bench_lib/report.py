@@ -14,7 +14,7 @@ from . import runs
 
 LAB_LABEL = {"ours": "intercom (default settings: adaptive codec, AEC + denoise + AGC on)", "trx": "trx", "gstreamer": "GStreamer"}
 LAB_SHORT = {"ours": "intercom", "trx": "trx", "gstreamer": "GStreamer"}
-FILE_LABEL = {"ours": "intercom, default (adaptive codec)", "ours-10ms": "intercom, `--frame-ms 10`",
+FILE_LABEL = {"ours": "intercom, default settings (from a file: 10 ms frames)", "ours-10ms": "intercom, `--frame-ms 10`",
               "ours-20ms": "intercom, `--frame-ms 20`", "ours-unencrypted": "intercom, default, `--unencrypted`",
               "gstreamer": "GStreamer"}
 DUPLEX_LABEL = {"ours": "intercom, AEC + denoise + AGC on", "ours-no-aec-denoise": "intercom, `--no-aec --no-denoise`",
@@ -531,12 +531,16 @@ def explain_file_delay(run, miss):
     result = run.file_results.get(("clean", "ours"), {})
     receiver, sender = result.get("receiver", {}), result.get("sender", {})
     mode = sender.get("codec_mode", "?")
+    # A peer whose codec adapts (its mode is robust or low delay, not fixed) turns its loops every 5 ms.
+    playback = {"robust": "the receiver's 5 ms playback period", "low-delay": "the receiver's 5 ms playback period",
+                "fixed": "the receiver's playback period of one frame"}.get(receiver.get("codec_mode"),
+                                                                             "the receiver's playback period")
     if mode == "low-delay":
-        rest = ("the 5 ms capture period and frame, the low-delay encoder's 2.5 ms lookahead, the 5 ms playback "
-                "period and the rate adjuster's lookahead")
+        rest = (f"the 5 ms capture period and frame, the low-delay encoder's 2.5 ms lookahead, {playback} and the "
+                "rate adjuster's lookahead")
     else:
-        rest = ("the 10 ms capture period and frame, the encoder's 6.5 ms lookahead (SILK and hybrid modes), the "
-                "10 ms playback period and the rate adjuster's lookahead")
+        rest = (f"the 10 ms capture period and frame, the encoder's 6.5 ms lookahead (SILK and hybrid modes), "
+                f"{playback} and the rate adjuster's lookahead")
     return (f"- Delay, file to file: {miss.value:.1f} ms > {miss.against} ms. The receiver held a jitter-buffer target of "
             f"{number(receiver.get('target_delay_ms'))} ms (the sender's codec ended in mode {mode}); the rest is "
             f"{rest}.")

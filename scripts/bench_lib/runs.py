@@ -199,7 +199,7 @@ def run_ours(binary, workdir, tag, input_path, input_seconds, profile, frame_ms,
     a_json, b_json = workdir / f"{tag}-a.json", workdir / f"{tag}-b.json"
     da = input_seconds + 0.3
     db = da + tail
-    # No frame length: the default, adaptive codec.
+    # No frame length: the default (from a file, 10 ms frames).
     common = ["--no-discovery", *(["--frame-ms", str(frame_ms)] if frame_ms else []), *extra]
     b_args = [binary, *common, "--port", str(pb), "--output-file", str(out), "--duration", f"{db:.2f}",
               "--stats-json", str(b_json)]
