@@ -10,7 +10,8 @@
 /// off for `resyncAfter` (a device restart, an underrun), so timestamp noise never reaches the
 /// canceller: a device's reported time can be a period off for a few frames and come back
 /// (seen with 10 ms periods through ALSA's pulse plugin), and each re-sync makes the canceller
-/// learn the echo path again.
+/// learn the echo path again. The timeline's clock follows the card's slowly, so a card whose
+/// clock drifts against the monotonic clock (by a few hundred ppm) never makes it re-sync.
 public struct EchoReferenceTimeline: Sendable {
     public let frameSamples: Int
     public let sampleRate: Int
@@ -32,6 +33,10 @@ public struct EchoReferenceTimeline: Sendable {
     private var readIndex: Int64?
     /// Capture time of the first frame of the current run of frames read too far off.
     private var offSince: UInt64?
+    /// The share of each played frame's slip the timeline's clock follows (1/64: at 500 ppm
+    /// it lags the card by a quarter of a millisecond with 10 ms frames; a timestamp off by a
+    /// period moves it by a sample or so).
+    private static let clockFollowingDivisor: Int64 = 64
 
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
@@ -63,6 +68,11 @@ public struct EchoReferenceTimeline: Sendable {
             anchor(index: nextWriteIndex, time: playTime)
         } else if -slip > nanoseconds(Int64(resyncSamples)) {
             anchor(index: nextWriteIndex, time: playTime)
+        } else {
+            // The card's clock runs a little fast or slow against the monotonic clock: let the
+            // timeline's clock follow it a fraction of each slip, so that the capture times,
+            // which drift with it, keep pointing where the read position already is.
+            self.anchorTime = UInt64(Int64(anchorTime) + slip / Self.clockFollowingDivisor)
         }
         append(frame)
     }

@@ -101,6 +101,27 @@ import Testing
         #expect(firstFollowing == 40)
     }
 
+    /// Both devices on one clock that runs fast or slow against the monotonic clock, as a sound
+    /// card's crystal does: the echo stays where it was in the card's samples, so the reference
+    /// must never jump, however far the timestamps drift over a minute.
+    @Test(arguments: [500.0, -500.0])
+    func theDevicesClockDriftingAgainstTheMonotonicClockNeverMovesTheReference(ppm: Double) {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        let devicePeriod = Double(Self.period) / (1 + ppm / 1_000_000)
+        var references: [[Int16]] = []
+        for period in 0..<6_000 {
+            timeline.played(Self.frame(period), at: Self.base + UInt64(Double(period) * devicePeriod))
+            let captured = UInt64(Int64(Self.base) + Int64(Double(period - 1) * devicePeriod))
+            references.append(timeline.reference(capturedAt: captured))
+        }
+        #expect(timeline.resyncs == 0)
+        let settled = references.dropFirst(2)
+        let jumps = zip(settled, settled.dropFirst()).filter {
+            Int(UInt16(bitPattern: $1[0])) != (Int(UInt16(bitPattern: $0[479])) + 1) & 0xFFFF
+        }
+        #expect(jumps.isEmpty, "\(jumps.count) jumps")
+    }
+
     @Test func nothingPlayedGivesSilence() {
         var timeline = EchoReferenceTimeline(frameSamples: 480)
         #expect(timeline.reference(capturedAt: Self.base).allSatisfy { $0 == 0 })
