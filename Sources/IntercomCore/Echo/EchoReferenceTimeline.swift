@@ -37,6 +37,9 @@ public struct EchoReferenceTimeline: Sendable {
     /// it lags the card by a quarter of a millisecond with 10 ms frames; a timestamp off by a
     /// period moves it by a sample or so).
     private static let clockFollowingDivisor: Int64 = 64
+    /// The largest slip followed, in nanoseconds: drift keeps each slip to a fraction of a
+    /// millisecond, as the timeline follows it.
+    private static let clockFollowingLimit: Int64 = 1_000_000
 
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
@@ -68,10 +71,11 @@ public struct EchoReferenceTimeline: Sendable {
             anchor(index: nextWriteIndex, time: playTime)
         } else if -slip > nanoseconds(Int64(resyncSamples)) {
             anchor(index: nextWriteIndex, time: playTime)
-        } else {
+        } else if abs(slip) < Self.clockFollowingLimit {
             // The card's clock runs a little fast or slow against the monotonic clock: let the
             // timeline's clock follow it a fraction of each slip, so that the capture times,
-            // which drift with it, keep pointing where the read position already is.
+            // which drift with it, keep pointing where the read position already is. A larger
+            // slip is a reported time off by a step for a while, not drift: it is not followed.
             self.anchorTime = UInt64(Int64(anchorTime) + slip / Self.clockFollowingDivisor)
         }
         append(frame)

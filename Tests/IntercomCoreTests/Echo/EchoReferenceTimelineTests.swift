@@ -122,6 +122,19 @@ import Testing
         #expect(jumps.isEmpty, "\(jumps.count) jumps")
     }
 
+    /// Playback times reported several milliseconds late for three seconds (a step, not
+    /// drift), on top of capture times a millisecond early: neither is a move of the devices, so
+    /// the reference stays where it is.
+    @Test func aStepInThePlaybackTimesIsNotTakenForTheCardsClock() {
+        var timeline = EchoReferenceTimeline(frameSamples: 480)
+        for period in 0..<600 {
+            let late: UInt64 = (100..<400).contains(period) ? 7_500_000 : 0
+            timeline.played(Self.frame(period), at: Self.base + UInt64(period) * Self.period + late)
+            _ = timeline.reference(capturedAt: Self.captured(period, offset: period >= 50 ? -1_000_000 : 0))
+        }
+        #expect(timeline.resyncs == 0)
+    }
+
     @Test func nothingPlayedGivesSilence() {
         var timeline = EchoReferenceTimeline(frameSamples: 480)
         #expect(timeline.reference(capturedAt: Self.base).allSatisfy { $0 == 0 })
