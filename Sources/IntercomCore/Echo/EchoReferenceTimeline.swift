@@ -34,8 +34,7 @@ public struct EchoReferenceTimeline: Sendable {
     /// Capture time of the first frame of the current run of frames read too far off.
     private var offSince: UInt64?
     /// The share of each played frame's slip the timeline's clock follows (1/64: at 500 ppm
-    /// it lags the card by a quarter of a millisecond with 10 ms frames; a timestamp off by a
-    /// period moves it by a sample or so).
+    /// it lags the card by about a third of a millisecond with 10 ms frames).
     private static let clockFollowingDivisor: Int64 = 64
     /// The largest slip followed, in nanoseconds: drift keeps each slip to a fraction of a
     /// millisecond, as the timeline follows it.
