@@ -500,9 +500,7 @@ def explain_cpu(run, miss):
     if on:
         rates = f"; while talking A sent {on:.0f} datagrams/s with them on ({1000 / on:.1f} ms of audio each)"
         if off:
-            rates += (f" and {off:.0f}/s with them off ({1000 / off:.1f} ms: 5 ms frames cost a packet and an "
-                      "Opus frame each)" if off > 1.5 * on else
-                      f" and {off:.0f}/s with them off")
+            rates += f" and {off:.0f}/s with them off"
         if trx:
             rates += f", trx {trx:.0f}/s"
     return (f"- CPU: a full-duplex intercom peer used {miss.value:.4f} s per s with AEC and denoise on, "
