@@ -39,7 +39,7 @@ import TestSupport
         func collect() {
             while let datagram = outbox.pop() {
                 if let header = try? RTPPacket.parseHeader(datagram[...]),
-                   case let payload = datagram[header.payload], let samples = OpusPacketDuration.samples(of: payload) {
+                   case let payload = datagram[header.payload], let samples = OpusTableOfContents.samples(of: payload) {
                     sent.append(Sent(at: elapsed(), samples: samples, celt: payload.first! >> 3 >= 16))
                 }
                 outbox.giveBack(consume datagram)

@@ -48,6 +48,16 @@ import TestSupport
         #expect(alignment.correlation > 0.85, "correlation \(alignment.correlation)")
     }
 
+    /// The jitter buffer keeps a frame of margin for FEC only while packets may carry it, as
+    /// their first byte tells: never the low-delay encoder's (CELT), always the robust one's.
+    @Test func onlyTheRobustEncodersPacketsMayCarryFEC() throws {
+        let speech = Array(try SpeechFixture.speech(SpeechFixture.sentence).prefix(96_000))
+        let robust = try Self.encodeAll(speech, with: try OpusEncoder(configuration: OpusEncoderConfiguration()))
+        let lowDelay = try Self.encodeAll(speech, with: try OpusEncoder(configuration: OpusEncoderConfiguration().lowDelay))
+        #expect(robust.allSatisfy { OpusTableOfContents.mayCarryFEC($0) })
+        #expect(!lowDelay.contains { OpusTableOfContents.mayCarryFEC($0) })
+    }
+
     /// The jitter buffer reads each packet's length from its first byte; libopus must agree,
     /// for every frame length and mode the encoders make.
     @Test func packetLengthsReadFromTheHeaderAgreeWithLibopus() throws {
@@ -61,8 +71,8 @@ import TestSupport
         for configuration in settings {
             let packets = try Self.encodeAll(Array(speech.prefix(48_000)), with: try OpusEncoder(configuration: configuration))
             for packet in packets {
-                #expect(OpusPacketDuration.samples(of: packet) == (try OpusDecoder.sampleCount(of: packet)))
-                #expect(OpusPacketDuration.samples(of: packet) == configuration.frameSamples)
+                #expect(OpusTableOfContents.samples(of: packet) == (try OpusDecoder.sampleCount(of: packet)))
+                #expect(OpusTableOfContents.samples(of: packet) == configuration.frameSamples)
             }
         }
     }

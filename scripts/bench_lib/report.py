@@ -437,8 +437,10 @@ def explain_delay(run, miss):
             f"delay, the lab's device path alone (the same {run.buffer_ms} ms device buffers, copied by `arecord | aplay`) "
             f"is {number(run.device_path.get('delay_median'))} ms; its receiver held a jitter-buffer target of "
             f"{number(receiver.get('target_delay_ms'))} ms"
-            + (f" ({receiver['network_budget_ms']:.1f} ms for the spread of arrivals it measured; the rest is a frame "
-               "of margin for FEC and reordering and the playback period fetched ahead)"
+            + (f" ({receiver['network_budget_ms']:.1f} ms for the spread of arrivals it measured; the rest is the "
+               "playback period fetched ahead and a margin: a frame for FEC while the stream is robust, as in the "
+               "silence at the call's end when the figures were read, and during low-delay speech only what packets "
+               "wait for the speaker's next period)"
                if is_number(receiver.get("network_budget_ms")) else "")
             + (f" and its speaker's queue was {receiver['speaker_queue_ms']:.1f} ms"
                if is_number(receiver.get("speaker_queue_ms")) else "")

@@ -4,6 +4,6 @@ struct BufferedPacket: Sendable {
     let timestamp: Int64
     let marker: Bool
     let payload: [UInt8]
-    /// What the packet's own header says it plays for (`OpusPacketDuration`); nil if it cannot tell.
+    /// What the packet's own header says it plays for (`OpusTableOfContents`); nil if it cannot tell.
     let samples: Int64?
 }

@@ -41,6 +41,15 @@ public struct JitterBuffer: Sendable {
     private var highestSequenceNumber: Int64?
     private var counters = JitterBufferStatistics()
     private var lastDelay: Int64 = 0
+    /// The owner's last pull and the time between its pulls, in nanoseconds: a packet that
+    /// arrives between two pulls can play only from the next one, so that wait is part of
+    /// the delay it needs.
+    private var pulls: (last: UInt64, period: UInt64)?
+    /// How long recent packets waited for the owner's next pull (their `delayQuantile`).
+    private var pullWait: DelayHistogram
+    /// Whether the newest packet may carry in-band FEC (SILK or hybrid frames): only then is
+    /// the configuration's margin kept. Assumed until a first packet says.
+    private var newestPacketMayCarryFEC = true
 
     /// Creates an empty buffer.
     public init(configuration: JitterBufferConfiguration = JitterBufferConfiguration()) {
@@ -54,6 +63,7 @@ public struct JitterBuffer: Sendable {
             largestUsefulDelay: configuration.maximumDelay
         )
         frameDuration = FrameDurationEstimator(initialSamples: configuration.frameSamples)
+        pullWait = DelayHistogram(bucketWidth: Self.pullWaitResolution, range: Self.longestPullWait, fraction: configuration.delayQuantile)
         rateController = PlayoutRateController(configuration: configuration.rateControl)
         packets.reserveCapacity(configuration.capacity)
     }
@@ -80,7 +90,8 @@ public struct JitterBuffer: Sendable {
     /// Delay the buffer steers towards, in nanoseconds.
     public var targetDelay: UInt64 {
         let frame = UInt64(frameNanoseconds)
-        let wanted = networkDelay.budget + UInt64(configuration.marginFrames) * frame + outputQueueAllowance
+        let margin = newestPacketMayCarryFEC ? UInt64(configuration.marginFrames) * frame : pullWait.quantile
+        let wanted = networkDelay.budget + margin + outputQueueAllowance
         return min(max(wanted, configuration.minimumDelay), configuration.maximumDelay)
     }
 
@@ -106,6 +117,23 @@ public struct JitterBuffer: Sendable {
     private var restartCandidate: Int64?
     private var lostBeforeRestart = 0
     private var receivedBeforeRestart = 0
+
+    private static let pullWaitResolution: UInt64 = 250_000
+    /// The longest pull period measured (a 20 ms loop turn, with room to spare).
+    private static let longestPullWait: UInt64 = 40_000_000
+
+    /// The owner starts fetching output at `now` (nanoseconds, monotonic clock), and does so
+    /// every `period` nanoseconds.
+    public mutating func pulling(at now: UInt64, period: UInt64) {
+        pulls = (now, period)
+    }
+
+    /// How long a packet arriving at `arrival` waits for the owner's next pull.
+    private func waitForPull(arrival: UInt64) -> UInt64 {
+        guard let pulls, pulls.period > 0, arrival > pulls.last else { return 0 }
+        let sinceLast = (arrival - pulls.last) % pulls.period
+        return sinceLast == 0 ? 0 : pulls.period - sinceLast
+    }
 
     /// Hands every waiting packet's payload to `discard`: the stream ends.
     public mutating func discardWaitingPackets(_ discard: (consuming [UInt8]) -> Void) {
@@ -154,12 +182,18 @@ public struct JitterBuffer: Sendable {
         }
         counters.received += 1
         lowestSequenceNumber = min(lowestSequenceNumber ?? sequence, sequence)
-        highestSequenceNumber = max(highestSequenceNumber ?? sequence, sequence)
+        if sequence >= highestSequenceNumber ?? sequence {
+            highestSequenceNumber = sequence
+            newestPacketMayCarryFEC = OpusTableOfContents.mayCarryFEC(payload)
+        }
         frameDuration.record(sequenceNumber: sequence, timestamp: mediaTimestamp)
         interarrivalJitter.record(timestamp: mediaTimestamp, arrival: now)
         // Late packets still describe the network, so they update the delay estimate before being dropped.
         let relativeDelay = arrivalDelay.record(timestampNanoseconds: MediaTime.nanoseconds(samples: mediaTimestamp), arrival: now)
         networkDelay.record(relativeDelay: relativeDelay, arrival: now, frameDuration: UInt64(frameNanoseconds))
+        if pulls != nil {
+            pullWait.add(waitForPull(arrival: now), retention: NetworkDelayEstimator.retention(UInt64(frameNanoseconds), timeConstant: configuration.delayHistoryTimeConstant))
+        }
 
         if let playout, sequence < playout.nextSequenceNumber {
             counters.late += 1
@@ -174,7 +208,7 @@ public struct JitterBuffer: Sendable {
         while index > packets.startIndex, packets[index - 1].sequenceNumber > sequence {
             index -= 1
         }
-        let samples = OpusPacketDuration.samples(of: payload).map(Int64.init)
+        let samples = OpusTableOfContents.samples(of: payload).map(Int64.init)
         packets.insert(BufferedPacket(sequenceNumber: sequence, timestamp: mediaTimestamp, marker: marker, payload: payload, samples: samples), at: index)
     }
 

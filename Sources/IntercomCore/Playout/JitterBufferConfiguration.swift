@@ -6,7 +6,9 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public var minimumDelay: UInt64
     /// Highest target delay; frames that would play later than this are dropped.
     public var maximumDelay: UInt64
-    /// Frames of delay kept above the expected network delay, for reordering and for FEC (the next packet must be there).
+    /// Frames of delay kept above the expected network delay while the stream's packets may
+    /// carry FEC, so that the packet after a lost one is there to rebuild it. None while they
+    /// are CELT-only (the low-delay path), which carry no FEC.
     public var marginFrames: Int
     /// Fraction of recent packets the target delay must absorb.
     public var delayQuantile: Double

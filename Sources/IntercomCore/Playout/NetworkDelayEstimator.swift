@@ -161,7 +161,7 @@ struct NetworkDelayEstimator: Sendable {
     }
 
     /// First-order decay factor for one step of `step` with the given time constant.
-    private static func retention(_ step: UInt64, timeConstant: UInt64) -> Double {
+    static func retention(_ step: UInt64, timeConstant: UInt64) -> Double {
         max(0.5, 1 - Double(step) / Double(timeConstant))
     }
 }

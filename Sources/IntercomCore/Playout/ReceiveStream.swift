@@ -64,6 +64,7 @@ public final class ReceiveStream {
         let ratio = jitterBuffer.playoutRateRatio
         let needed = Int((Double(output.count) * ratio).rounded(.up)) + Self.adjusterLookahead
         jitterBuffer.outputQueueAllowance = UInt64(MediaTime.nanoseconds(samples: Int64(needed)))
+        jitterBuffer.pulling(at: now, period: UInt64(MediaTime.nanoseconds(samples: Int64(output.count))))
         while decodedSamples.count < needed {
             // The next frame starts playing once everything already decoded has been played.
             let queuedDuration = MediaTime.nanoseconds(samples: Int64((Double(decodedSamples.count) / ratio).rounded()))

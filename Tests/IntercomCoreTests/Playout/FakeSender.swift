@@ -66,13 +66,15 @@ enum FramePayload {
         return (index, samples)
     }
 
-    /// A one-frame packet's TOC byte: CELT for 2.5-20 ms, SILK for 40 and 60 ms (RFC 6716 §3.1).
+    /// A one-frame packet's TOC byte, in the mode intercom's encoders send that length in
+    /// (RFC 6716 §3.1): CELT for 2.5 and 5 ms (the low-delay path, no FEC), hybrid for 10 and
+    /// 20 ms (the robust path, which may carry FEC), SILK for 40 and 60 ms.
     static func toc(samples: Int) -> UInt8 {
         let configuration: UInt8 = switch samples {
         case 120: 16
         case 240: 17
-        case 480: 18
-        case 960: 19
+        case 480: 14
+        case 960: 15
         case 1_920: 2
         case 2_880: 3
         default: fatalError("no Opus frame lasts \(samples) samples")

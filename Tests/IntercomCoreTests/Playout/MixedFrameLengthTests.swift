@@ -2,14 +2,15 @@ import IntercomCore
 import Testing
 
 /// The adaptive codec changes frame length between packets (5 ms low-delay CELT, 10 ms robust
-/// frames): the jitter buffer must play each packet for its own length.
+/// hybrid frames): the jitter buffer must play each packet for its own length, and keep a
+/// frame of margin for FEC only while the packets may carry it.
 @Suite struct MixedFrameLengthTests {
     @Test func packetsPlayForTheirOwnLengthAndALostLongFrameIsRebuiltWhole() {
         let millisecond: UInt64 = 1_000_000
         var buffer = JitterBuffer(configuration: JitterBufferConfiguration(frameSamples: 480))
-        // 5 ms frames, then 10 ms ones, then 5 ms again; the second 10 ms frame is lost.
+        // 5 ms frames, then 10 ms ones, then 5 ms again; the eleventh 10 ms frame is lost.
         let lengths = Array(repeating: 240, count: 60) + Array(repeating: 480, count: 30) + Array(repeating: 240, count: 60)
-        let lost = 61
+        let lost = 70
         var packets: [(sequence: Int, timestamp: Int, length: Int)] = []
         var timestamp = 0
         for (index, length) in lengths.enumerated() {
@@ -49,14 +50,17 @@ import Testing
             return nil
         }
         #expect(recovered == [480], "the lost 10 ms frame, rebuilt whole from the next packet's FEC: \(recovered)")
-        // Nothing inserted, nothing skipped: every sample of the stream played once.
-        let filled = decisions.filter {
-            switch $0 {
+        // The CELT frames played with no margin; the first hybrid ones brought the margin, one
+        // 10 ms frame of delay added by concealment, before the loss it is there for. Nothing
+        // else inserted, nothing skipped: every sample of the stream played once.
+        let fills = decisions.enumerated().filter {
+            switch $0.element {
             case .conceal, .comfortSilence: true
             default: false
             }
         }
-        #expect(filled.isEmpty, "\(filled) inside the stream")
-        #expect(played == timestamp, "\(played) samples played of the stream's \(timestamp)")
+        #expect(fills.map(\.element) == [.conceal(samples: 480)], "\(fills) inside the stream")
+        #expect(fills.allSatisfy { (60..<lost).contains($0.offset) }, "the margin grows where the hybrid frames begin")
+        #expect(played == timestamp + 480, "\(played) samples played of the stream's \(timestamp) and the margin's 480")
     }
 }

@@ -15,9 +15,10 @@ struct SteadyPlayoutTests {
         var testDescription: String { name }
     }
 
-    /// Runs 30 s of speech; returns the recording, the stream, and the playout ratios of every pull.
+    /// Runs 30 s of speech, pulled in frames of the stream's length unless `pullSamples` says
+    /// otherwise; returns the recording, the stream, and the playout ratios of every pull.
     static func run(
-        frameSamples: Int, conditions: NetworkConditions, probation: Int = 0, seed: UInt64
+        frameSamples: Int, conditions: NetworkConditions, probation: Int = 0, seed: UInt64, pullSamples: Int? = nil
     ) -> (log: [RenderedFrame], stream: ReceiveStream, ratios: [Double], targets: [UInt64], sent: Int) {
         let sender = FakeSender(frameSamples: frameSamples)
         let packets = sender.packets(slots: Int(30 * second / sender.frameDuration))
@@ -26,10 +27,11 @@ struct SteadyPlayoutTests {
         let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: frameSamples))
         var ratios: [Double] = []
         var targets: [UInt64] = []
-        let simulation = PlayoutSimulation(pullSamples: frameSamples)
+        let simulation = PlayoutSimulation(pullSamples: pullSamples ?? frameSamples)
         simulation.run(stream, deliveries: deliveries, pulls: simulation.pulls(toDrain: deliveries), afterPull: { _ in
             ratios.append(stream.playoutRateRatio)
             targets.append(stream.statistics.targetDelay)
+
         })
         return (decoder.log, stream, ratios, targets, packets.count)
     }
@@ -41,6 +43,8 @@ struct SteadyPlayoutTests {
         Row(name: "2 ms of scheduling jitter", jitter: 2 * millisecond, seed: 6),
         Row(name: "2 ms of scheduling jitter, 20 ms frames", frameSamples: 960, jitter: 2 * millisecond),
         Row(name: "first two packets held back by probation", probation: 2),
+        Row(name: "no jitter, 5 ms low-delay frames", frameSamples: 240),
+        Row(name: "1 ms of scheduling jitter, 5 ms low-delay frames", frameSamples: 240, jitter: 1 * millisecond),
     ])
     func cleanLinkPlaysAtExactlyTheSentRateAndOneDelay(_ row: Row) {
         let conditions = NetworkConditions(jitter: row.jitter, protectedEnds: 0)
@@ -55,6 +59,30 @@ struct SteadyPlayoutTests {
         #expect(result.stream.statistics.late == 0)
         // The rate never leaves 1, so each frame plays one constant delay after it was sent.
         #expect(result.ratios.allSatisfy { $0 == 1 }, "ratios \(Set(result.ratios).sorted().prefix(5))")
+    }
+
+    /// A frame of margin waits for the packet whose FEC rebuilds a lost frame: kept for the
+    /// robust path's hybrid frames. The low-delay path's CELT frames carry no FEC: their margin
+    /// is only what packets wait for the device's next pull, which depends on where the pulls
+    /// fall between arrivals. Either way the clean link plays back to back at one delay.
+    @Test(arguments: [(17_500_000, 0...2_750_000), (20_250_000, 2_750_000...5_000_000)] as [(UInt64, ClosedRange<UInt64>)])
+    func theMarginIsAFrameOnlyForPacketsThatMayCarryFEC(baseDelay: UInt64, expectedWait: ClosedRange<UInt64>) {
+        // Packets sent every 5 ms (the robust ones every 10), arriving 0-2 ms apart from the
+        // link's base delay; the device pulls every 5 ms, on the sender's grid shifted by the base delay.
+        let conditions = NetworkConditions(baseDelay: baseDelay, jitter: 2 * millisecond, protectedEnds: 0)
+        let lowDelay = Self.run(frameSamples: 240, conditions: conditions, seed: 5, pullSamples: 240)
+        let robust = Self.run(frameSamples: 480, conditions: conditions, seed: 5, pullSamples: 240)
+        for result in [lowDelay, robust] {
+            let decoded = result.log.compactMap { if case .decoded(let index) = $0 { index } else { nil } }
+            let firstPlayed = result.log.firstIndex(of: .decoded(0)) ?? 0
+            #expect(decoded == Array(0..<result.sent))
+            #expect(result.log[firstPlayed..<(firstPlayed + result.sent)].allSatisfy { if case .decoded = $0 { true } else { false } }, "back to back")
+            #expect(result.ratios.allSatisfy { $0 == 1 })
+        }
+        let robustMargin = robust.stream.statistics.targetDelay - robust.stream.statistics.networkBudget
+        let lowDelayMargin = lowDelay.stream.statistics.targetDelay - lowDelay.stream.statistics.networkBudget
+        // The output queue's allowance is the same in both (the same pulls): the difference is the margins'.
+        #expect(expectedWait.contains(lowDelayMargin + 10 * millisecond - robustMargin), "\(lowDelayMargin) against \(robustMargin)")
     }
 
     struct Stall: CustomTestStringConvertible {

@@ -1,7 +1,15 @@
-/// How long an Opus packet plays, read from its table-of-contents byte (RFC 6716 §3.1),
-/// without decoding it: the jitter buffer places each packet by its own length, since a
-/// sender may change frame length from one packet to the next.
-public enum OpusPacketDuration {
+/// What an Opus packet's table-of-contents byte (RFC 6716 §3.1) tells without decoding it:
+/// how long the packet plays (the jitter buffer places each packet by its own length, since a
+/// sender may change frame length from one packet to the next) and whether it can carry
+/// in-band FEC.
+public enum OpusTableOfContents {
+    /// Whether `packet`'s frames are SILK or hybrid, the modes whose frames may carry in-band
+    /// FEC (LBRR) for the frame before; CELT-only frames never do (RFC 6716 §2.1.7, §4.2.4).
+    public static func mayCarryFEC(_ packet: some Collection<UInt8>) -> Bool {
+        guard let toc = packet.first else { return false }
+        return toc >> 3 < 16
+    }
+
     /// Samples at 48 kHz that `packet` decodes to; nil for an empty packet, or a code-3 packet
     /// without its frame count or over RFC 6716's 120 ms.
     public static func samples(of packet: some Collection<UInt8>) -> Int? {
