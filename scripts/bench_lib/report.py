@@ -541,9 +541,12 @@ def explain_file_delay(run, miss):
     else:
         rest = (f"the 10 ms capture period and frame, the encoder's 6.5 ms lookahead (SILK and hybrid modes), "
                 f"{playback} and the rate adjuster's lookahead")
+    fixed = (" A file is sent in 10 ms SILK or hybrid frames with FEC (the codec adapts on a live microphone only), "
+             "so the target holds a 10 ms frame of margin for FEC where low-delay CELT frames would need none."
+             if mode == "fixed" else "")
     return (f"- Delay, file to file: {miss.value:.1f} ms > {miss.against} ms. The receiver held a jitter-buffer target of "
             f"{number(receiver.get('target_delay_ms'))} ms (the sender's codec ended in mode {mode}); the rest is "
-            f"{rest}.")
+            f"{rest}.{fixed}")
 
 
 def explain_wire(run, miss):
@@ -786,7 +789,7 @@ def memory_groups(run):
     def group(path):
         if path == "[anonymous]":
             return "anonymous memory (heap, thread stacks)"
-        if path.endswith("/intercom"):
+        if path == "[executable]" or path.endswith("/intercom"):  # runs saved before "[executable]" named it
             return "the intercom executable (its code, the Swift runtime's linked into it, and read-only data, as far as touched)"
         return named_group(MEMORY_GROUPS, path)
     return totals_by_group(mappings.items(), group)

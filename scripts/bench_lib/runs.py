@@ -35,15 +35,18 @@ def gst_receiver_args(port):
 
 
 def resident_by_mapping(pid):
-    """Resident kB of a running process by what is mapped: each file's path, or "[anonymous]"
-    for memory of its own (heap, stacks, libraries' writable data). {} once it is gone."""
+    """Resident kB of a running process by what is mapped: each file's path, "[executable]" for
+    the program's own file (whatever it is called), or "[anonymous]" for memory of its own (heap,
+    stacks, libraries' writable data). {} once it is gone."""
     out, name = {}, None
     try:
+        executable = os.readlink(f"/proc/{pid}/exe")
         with open(f"/proc/{pid}/smaps") as fh:
             for line in fh:
                 head = line.split(maxsplit=5)
                 if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
                     name = head[5].strip() if len(head) == 6 and head[5].strip().startswith("/") else "[anonymous]"
+                    name = "[executable]" if name == executable else name
                 elif head and head[0] == "Rss:" and name:
                     out[name] = out.get(name, 0) + int(head[1])
     except (OSError, ValueError):
