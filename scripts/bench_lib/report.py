@@ -543,7 +543,7 @@ def explain_file_delay(run, miss):
                 f"{playback} and the rate adjuster's lookahead")
     fixed = (" A file is sent in 10 ms SILK or hybrid frames with FEC (the codec adapts on a live microphone only), "
              "so the target holds a 10 ms frame of margin for FEC where low-delay CELT frames would need none."
-             if mode == "fixed" else "")
+             if mode != "low-delay" else "")
     return (f"- Delay, file to file: {miss.value:.1f} ms > {miss.against} ms. The receiver held a jitter-buffer target of "
             f"{number(receiver.get('target_delay_ms'))} ms (the sender's codec ended in mode {mode}); the rest is "
             f"{rest}.{fixed}")
