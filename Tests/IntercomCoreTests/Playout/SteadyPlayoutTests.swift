@@ -36,6 +36,13 @@ struct SteadyPlayoutTests {
         return (decoder.log, stream, ratios, targets, packets.count)
     }
 
+    /// The frames decoded one after another from frame `first` on, up to the first frame that
+    /// was concealed, silent or skipped; nil if `first` never played.
+    static func playedBackToBack(_ log: [RenderedFrame], from first: Int) -> [Int]? {
+        guard let start = log.firstIndex(of: .decoded(first)) else { return nil }
+        return log[start...].prefix { if case .decoded = $0 { true } else { false } }.map { if case .decoded(let index) = $0 { index } else { -1 } }
+    }
+
     @Test(arguments: [
         Row(name: "no jitter, 10 ms frames"),
         Row(name: "no jitter, 20 ms frames", frameSamples: 960),
@@ -54,8 +61,7 @@ struct SteadyPlayoutTests {
         #expect(firstPlayed != nil)
         #expect(result.log[..<(firstPlayed ?? 0)].allSatisfy { $0 == .silence }, "\(result.log.prefix(10))")
         // Then every frame in order, back to back: no concealment, no silence, nothing skipped.
-        let played = result.log[(firstPlayed ?? 0)...].prefix { if case .decoded = $0 { true } else { false } }
-        #expect(played.map { if case .decoded(let index) = $0 { index } else { -1 } } == Array(row.probation..<result.sent))
+        #expect(Self.playedBackToBack(result.log, from: row.probation) == Array(row.probation..<result.sent))
         #expect(result.stream.statistics.late == 0)
         // The rate never leaves 1, so each frame plays one constant delay after it was sent.
         #expect(result.ratios.allSatisfy { $0 == 1 }, "ratios \(Set(result.ratios).sorted().prefix(5))")
@@ -73,10 +79,7 @@ struct SteadyPlayoutTests {
         let lowDelay = Self.run(frameSamples: 240, conditions: conditions, seed: 5, pullSamples: 240)
         let robust = Self.run(frameSamples: 480, conditions: conditions, seed: 5, pullSamples: 240)
         for result in [lowDelay, robust] {
-            let decoded = result.log.compactMap { if case .decoded(let index) = $0 { index } else { nil } }
-            let firstPlayed = result.log.firstIndex(of: .decoded(0)) ?? 0
-            #expect(decoded == Array(0..<result.sent))
-            #expect(result.log[firstPlayed..<(firstPlayed + result.sent)].allSatisfy { if case .decoded = $0 { true } else { false } }, "back to back")
+            #expect(Self.playedBackToBack(result.log, from: 0) == Array(0..<result.sent))
             #expect(result.ratios.allSatisfy { $0 == 1 })
         }
         let robustMargin = robust.stream.statistics.targetDelay - robust.stream.statistics.networkBudget
