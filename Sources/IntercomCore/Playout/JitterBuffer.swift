@@ -118,6 +118,7 @@ public struct JitterBuffer: Sendable {
     private var lostBeforeRestart = 0
     private var receivedBeforeRestart = 0
 
+    /// Bucket width of the pull-wait histogram: a quarter of a millisecond, fine against a 5 ms period.
     private static let pullWaitResolution: UInt64 = 250_000
     /// The longest pull period measured (a 20 ms loop turn, with room to spare).
     private static let longestPullWait: UInt64 = 40_000_000
