@@ -58,7 +58,9 @@ public final class Call: @unchecked Sendable {
         let outbox = RecyclingRing<[UInt8]>(capacity: 64) { ReceivedPacket.spareStorage() }
         let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
         let captureCounters = CaptureCounters()
-        let echoReference = EchoReference(frameSamples: configuration.periodSamples)
+        let echoReference = EchoReference(
+            frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds
+        )
         let poller = poller
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(

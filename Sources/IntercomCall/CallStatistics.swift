@@ -35,10 +35,15 @@ public struct CallStatistics: Codable, Sendable {
     public var fecExpectedLossPercent = 0
     /// The encoder of our last frame: low delay or robust (adaptive codec), or fixed.
     public var codecMode = CodecMode.fixed
-    /// Times the echo canceller's reference jumped to follow the devices' clocks (a device
-    /// restart, an underrun, or timestamps off by more than 8 ms): each makes it learn the
-    /// echo path again.
+    /// Times the echo canceller's reference jumped to follow the devices' timestamps (a device
+    /// restart, or timestamps off by more than 8 ms before the signals found the echo, by more
+    /// than 100 ms after): each makes it learn the echo path again.
     public var echoReferenceResyncs = 0
+    /// Times the reference moved to follow the echo the signals found (an underrun moved it),
+    /// so that the canceller's filter still fits.
+    public var echoDelayCorrections = 0
+    /// The echo's delay behind the canceller's reference, once the signals have found it.
+    public var echoDelayMs: Double?
     public var dropped = Dropped()
     public var faults = Faults()
     /// The sound devices; nil for an endpoint that is a file.
@@ -126,6 +131,9 @@ public struct CallStatistics: Codable, Sendable {
         inputStartNs = inputStart
         outputStartNs = outputStart
         echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
+        echoDelayCorrections = captureCounters.echoDelayCorrections.load(ordering: .relaxed)
+        let echoDelay = captureCounters.echoDelaySamples.load(ordering: .relaxed)
+        echoDelayMs = echoDelay == CaptureCounters.unknownEchoDelay ? nil : MediaTime.milliseconds(samples: Double(echoDelay))
         sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)
         sentPayloadBytes = captureCounters.sentOctets.load(ordering: .relaxed)
         datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)

@@ -114,8 +114,10 @@ final class CapturePipeline {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
         if cleaner.cancelsEcho {
-            echoReference.reference(capturedAt: captureTime, into: &echoFrame)
+            echoReference.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
             counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
+            counters.echoDelayCorrections.store(echoReference.corrections, ordering: .relaxed)
+            counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureCounters.unknownEchoDelay, ordering: .relaxed)
         }
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         let level = peakLevel(frame)
@@ -273,8 +275,13 @@ final class CaptureCounters: Sendable {
     let codecMode = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
-    /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`).
+    /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`),
+    /// times it followed the echo (`EchoAlignment.corrections`), and the echo's delay behind
+    /// it in samples (`unknownEchoDelay` until the signals find it).
     let echoReferenceResyncs = Atomic<Int>(0)
+    let echoDelayCorrections = Atomic<Int>(0)
+    static let unknownEchoDelay = Int.min
+    let echoDelaySamples = Atomic<Int>(CaptureCounters.unknownEchoDelay)
     /// Peak of the last frame, 0...32768.
     let level = Atomic<Int>(0)
     let firstSampleTime = Atomic<UInt64>(0)

@@ -2,8 +2,8 @@ import IntercomCore
 import IntercomIO
 
 /// Carries what the playback thread wrote to the speaker, with the time it will be heard,
-/// to the capture thread, which lines it up with each microphone frame by time for the
-/// echo canceller (`EchoReferenceTimeline`). Neither side waits: a full ring drops frames,
+/// to the capture thread, which lines it up with each microphone frame for the echo
+/// canceller (`EchoAlignment`: by time, then by the signals). Neither side waits: a full ring drops frames,
 /// which the timeline then treats as silence. Frames go back to the playback side once read,
 /// to be filled again, so that neither side allocates once a call runs.
 final class EchoReference: @unchecked Sendable {
@@ -15,10 +15,10 @@ final class EchoReference: @unchecked Sendable {
 
     private let ring: RecyclingRing<PlayedFrame>
     /// Owned by the capture thread.
-    private var timeline: EchoReferenceTimeline
+    private var alignment: EchoAlignment
 
-    init(frameSamples: Int) {
-        timeline = EchoReferenceTimeline(frameSamples: frameSamples)
+    init(frameSamples: Int, tailMilliseconds: Int) {
+        alignment = EchoAlignment(frameSamples: frameSamples, tailMilliseconds: tailMilliseconds)
         ring = RecyclingRing(capacity: Self.capacity) {
             var frame: [Int16] = []
             frame.reserveCapacity(frameSamples)
@@ -37,16 +37,20 @@ final class EchoReference: @unchecked Sendable {
         ring.push(PlayedFrame(playTime: playTime, frame: converted))
     }
 
-    /// Times the reference re-synced with the devices (capture side).
-    var resyncs: Int { timeline.resyncs }
+    /// Times the reference re-synced with the devices' timestamps, and times it moved to
+    /// follow the echo the signals found (capture side).
+    var resyncs: Int { alignment.resyncs }
+    var corrections: Int { alignment.corrections }
+    /// The echo's delay behind the reference, once the signals have found it (capture side).
+    var echoDelaySamples: Int? { alignment.echoDelaySamples }
 
-    /// Capture side: the reference for the microphone frame whose first sample was captured
-    /// at `captureTime`, in `reference` (kept by the caller).
-    func reference(capturedAt captureTime: UInt64, into reference: inout [Int16]) {
+    /// Capture side: the reference for `microphone`, whose first sample was captured at
+    /// `captureTime`, in `reference` (kept by the caller).
+    func reference(for microphone: [Int16], capturedAt captureTime: UInt64, into reference: inout [Int16]) {
         while let played = ring.pop() {
-            timeline.played(played.frame, at: played.playTime)
+            alignment.played(played.frame, at: played.playTime)
             ring.giveBack(consume played)
         }
-        timeline.reference(capturedAt: captureTime, into: &reference)
+        alignment.reference(for: microphone, capturedAt: captureTime, into: &reference)
     }
 }

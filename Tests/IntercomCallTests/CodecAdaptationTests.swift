@@ -28,7 +28,7 @@ import TestSupport
         var generator = SystemRandomNumberGenerator()
         let capture = try CapturePipeline(
             source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
-            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples),
+            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds),
             localTones: SPSCRing(capacity: 4), outbox: outbox, counters: counters, wakeNetwork: {}
         )
         let stop = StopFlag()

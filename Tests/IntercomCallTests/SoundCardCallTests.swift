@@ -132,7 +132,7 @@ extension EndToEndTests {
             #expect(try await nearTalker?.finished(within: 10) ?? 0 == 0)
             try await CallFixtures.expectClean([("a", a), ("b", b)], within: seconds + 10)
             let statsB = try CallFixtures.readStats(bStats)
-            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times; B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0)")
+            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0)")
             return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, statsB.echoReferenceResyncs)
         }
 

@@ -42,15 +42,23 @@ public struct EchoReferenceTimeline: Sendable {
 
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
+    /// Whether the echo's delay is known from the signals (`EchoAlignment`): the timestamps then
+    /// move the read position only when they are off by more than the signals can see
+    /// (`lockedResyncSamples`), a device restart, since under load they can be off by a period
+    /// or two for seconds while the samples stay where they were.
+    public var isLockedBySignals = false
+    public let lockedResyncSamples: Int
 
     public init(
         frameSamples: Int, sampleRate: Int = VoiceFormat.sampleRate, safetyMarginMilliseconds: Int = 10,
-        resyncMilliseconds: Int = 8, resyncAfter: Duration = .milliseconds(100), capacityMilliseconds: Int = 1_000
+        resyncMilliseconds: Int = 8, resyncAfter: Duration = .milliseconds(100), lockedResyncMilliseconds: Int = 100,
+        capacityMilliseconds: Int = 1_000
     ) {
         self.frameSamples = frameSamples
         self.sampleRate = sampleRate
         safetyMarginSamples = MediaTime.samples(milliseconds: safetyMarginMilliseconds, rate: sampleRate)
         resyncSamples = MediaTime.samples(milliseconds: resyncMilliseconds, rate: sampleRate)
+        lockedResyncSamples = MediaTime.samples(milliseconds: lockedResyncMilliseconds, rate: sampleRate)
         self.resyncAfter = MediaTime.nanoseconds(resyncAfter)
         capacity = MediaTime.samples(milliseconds: capacityMilliseconds, rate: sampleRate)
     }
@@ -95,7 +103,8 @@ public struct EchoReferenceTimeline: Sendable {
         output.append(contentsOf: repeatElement(0, count: frameSamples))
         guard let anchorTime else { return }
         let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples)
-        if let current = readIndex, abs(ideal - current) > Int64(resyncSamples) {
+        let limit = isLockedBySignals ? lockedResyncSamples : resyncSamples
+        if let current = readIndex, abs(ideal - current) > Int64(limit) {
             let since = offSince ?? captureTime
             offSince = since
             if captureTime >= since + resyncAfter {
@@ -113,7 +122,17 @@ public struct EchoReferenceTimeline: Sendable {
             if position >= 0, position < samples.count { output[i] = samples[position] }
         }
         readIndex = start + Int64(frameSamples)
-        dropBefore(start - Int64(resyncSamples) - Int64(frameSamples))
+        // Half the capacity stays behind the read position, for `moveRead` to go back to.
+        dropBefore(start - Int64(capacity / 2))
+    }
+
+    /// Moves the read position by `samples` (later samples when positive): the signals found
+    /// that the echo moved against the reference, and this puts it back where the canceller
+    /// learned it.
+    public mutating func moveRead(bySamples samples: Int) {
+        guard let current = readIndex else { return }
+        readIndex = current + Int64(samples)
+        offSince = nil
     }
 
     private mutating func anchor(index: Int64, time: UInt64) {

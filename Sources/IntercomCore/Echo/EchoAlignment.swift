@@ -1,0 +1,75 @@
+/// Keeps the echo where the canceller learned it: the devices' timestamps place the reference
+/// (`EchoReferenceTimeline`), and the signals (`EchoDelayEstimator`) say where the echo
+/// really is and have the last word.
+///
+/// Once the signals have found the echo's delay behind the reference, that delay is kept:
+/// when the echo moves (a speaker underrun, a capture overrun, a device restart), the read
+/// position moves with it, so the canceller's filter still fits; when only the timestamps
+/// move (a loaded machine), nothing moves. A first delay outside `window` (too close to
+/// leading the reference, or so late that the room's reverberation no longer fits the
+/// canceller's tail) is moved to `targetSamples`. Allocates nothing after `init`.
+public struct EchoAlignment: Sendable {
+    public private(set) var timeline: EchoReferenceTimeline
+    private var estimator: EchoDelayEstimator
+    /// Delays of the echo behind the reference that are kept as they are found.
+    public let window: ClosedRange<Int>
+    /// Where a delay found outside `window` is moved to: early in the tail, with room for the
+    /// echo to come a few milliseconds earlier before the canceller loses it.
+    public let targetSamples: Int
+    /// How far the echo may move before the reference follows it (an estimate is good to
+    /// a tap of the decimated filter).
+    public let toleranceSamples: Int
+    /// The echo's delay behind the reference, once the signals have found it.
+    public private(set) var echoDelaySamples: Int?
+    /// Times the reference moved to follow the echo (not counted in `resyncs`).
+    public private(set) var corrections = 0
+
+    /// Alignment for frames of `frameSamples` and a canceller that models `tailMilliseconds`.
+    public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) {
+        timeline = EchoReferenceTimeline(frameSamples: frameSamples, sampleRate: sampleRate)
+        estimator = EchoDelayEstimator(sampleRate: sampleRate, frameSamples: frameSamples)
+        let earliest = MediaTime.samples(milliseconds: 2, rate: sampleRate)
+        // The direct path early in the tail leaves the rest of it for the room's reverberation.
+        let latest = max(earliest, MediaTime.samples(milliseconds: tailMilliseconds, rate: sampleRate) / 2)
+        window = earliest...latest
+        targetSamples = MediaTime.samples(milliseconds: 10, rate: sampleRate)
+        toleranceSamples = 2 * estimator.decimation
+    }
+
+    /// Times the timestamps moved the reference (`EchoReferenceTimeline.resyncs`).
+    public var resyncs: Int { timeline.resyncs }
+
+    /// Records a frame the speaker plays from `playTime` (monotonic nanoseconds) on.
+    public mutating func played(_ frame: [Int16], at playTime: UInt64) {
+        timeline.played(frame, at: playTime)
+    }
+
+    /// The reference for `microphone`, whose first sample was captured at `captureTime`, in
+    /// `output` (replacing what it held). A move the signals call for applies from the next frame.
+    public mutating func reference(for microphone: [Int16], capturedAt captureTime: UInt64, into output: inout [Int16]) {
+        let resyncsBefore = timeline.resyncs
+        timeline.reference(capturedAt: captureTime, into: &output)
+        guard timeline.resyncs == resyncsBefore else {
+            // The timestamps moved the reference further than the signals could see: what
+            // the estimator learned no longer applies.
+            forgetDelay()
+            return
+        }
+        guard let delay = estimator.observe(reference: output, microphone: microphone) else { return }
+        let kept = echoDelaySamples ?? (window.contains(delay) ? delay : targetSamples)
+        echoDelaySamples = kept
+        timeline.isLockedBySignals = true
+        guard abs(delay - kept) > toleranceSamples else { return }
+        // A later read position gives the reference newer samples: their echo comes later
+        // behind them.
+        timeline.moveRead(bySamples: kept - delay)
+        corrections += 1
+        estimator.restart()
+    }
+
+    private mutating func forgetDelay() {
+        echoDelaySamples = nil
+        timeline.isLockedBySignals = false
+        estimator.restart()
+    }
+}
