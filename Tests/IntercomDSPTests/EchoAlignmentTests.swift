@@ -11,10 +11,12 @@ import TestSupport
 
     /// A call of `seconds`: the speaker plays `far` from `base` on, frame by frame, reporting
     /// true play times; the microphone hears it `echoDelay(n)` samples later at half level
-    /// (plus a little noise) and reports capture times moved by `captureOffset(seconds)`.
+    /// (plus a little noise) and reports capture times moved by `captureOffset(seconds)`; the
+    /// play time of frame i is reported `playOffset(i)` late.
     /// Returns the alignment and the reference and microphone frames the canceller got.
     static func call(
-        seconds: Int, echoDelay: (Int) -> Int, captureOffset: (Double) -> Int64 = { _ in 0 }
+        seconds: Int, echoDelay: (Int) -> Int, captureOffset: (Double) -> Int64 = { _ in 0 },
+        playOffset: (Int) -> UInt64 = { _ in 0 }
     ) throws -> (alignment: EchoAlignment, references: [[Int16]], microphones: [[Int16]]) {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
         var noise = SeededNoise(seed: 11)
@@ -24,7 +26,7 @@ import TestSupport
         var reference: [Int16] = []
         for index in 0..<(seconds * 200) {
             let played = (0..<frame).map { int16(fromFloat: far[(index * frame + $0) % far.count]) }
-            alignment.played(played, at: base + UInt64(index) * frameNanoseconds)
+            alignment.played(played, at: base + UInt64(index) * frameNanoseconds + playOffset(index))
             // The microphone frame captured one period ago.
             guard index > 0 else { continue }
             let start = (index - 1) * frame
@@ -61,6 +63,28 @@ import TestSupport
         #expect(abs(found - 1_440) <= 48, "echo \(found) samples behind the reference")
         let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
         #expect(abs(end - found) <= 48)
+    }
+
+    /// Capture times 150 ms late for half a second (a stalled machine), after the echo was
+    /// found: that is more than the signals can see, so the timestamps move the reference,
+    /// and move it back when they come back; the echo ends where the canceller learned it.
+    @Test func aStallThatMovesTheTimestampsFarIsUndoneByTheSignals() throws {
+        let call = try Self.call(seconds: 14, echoDelay: { _ in 1_920 }, captureOffset: { (6..<6.5).contains($0) ? 150_000_000 : 0 })
+        let found = try #require(call.alignment.echoDelaySamples)
+        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
+        #expect(abs(end - found) <= 48, "echo \(end) samples behind the reference, \(found) kept")
+        #expect(call.alignment.resyncs <= 2)
+    }
+
+    /// Once the echo is found, played frames reported 12 ms late now and then (a loaded
+    /// machine; the speaker did not pause) put no silence into the reference.
+    @Test func playTimesReportedLateDoNotPutSilenceInOnceTheEchoIsFound() throws {
+        let call = try Self.call(seconds: 14, echoDelay: { _ in 1_920 }, playOffset: { $0 > 800 && $0 % 300 < 3 ? 12_000_000 : 0 })
+        #expect(call.alignment.resyncs == 0)
+        #expect(call.alignment.corrections == 0)
+        let found = try #require(call.alignment.echoDelaySamples)
+        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
+        #expect(abs(end - found) <= 48, "echo \(end) samples behind the reference, \(found) kept")
     }
 
     /// The echo comes 15 ms earlier from 7 s on (the speaker's stream lost samples), with

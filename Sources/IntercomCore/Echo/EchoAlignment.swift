@@ -51,8 +51,11 @@ public struct EchoAlignment: Sendable {
         timeline.reference(capturedAt: captureTime, into: &output)
         guard timeline.resyncs == resyncsBefore else {
             // The timestamps moved the reference further than the signals could see: what
-            // the estimator learned no longer applies.
-            forgetDelay()
+            // the filter learned no longer applies, but the delay the canceller learned is
+            // kept. After a device restart the echo is found there again; when the machine
+            // only stalled and the timestamps were wrong, the echo is found that far off and
+            // the reference goes back.
+            estimator.restart()
             return
         }
         guard let delay = estimator.observe(reference: output, microphone: microphone) else { return }
@@ -64,12 +67,6 @@ public struct EchoAlignment: Sendable {
         // behind them.
         timeline.moveRead(bySamples: kept - delay)
         corrections += 1
-        estimator.restart()
-    }
-
-    private mutating func forgetDelay() {
-        echoDelaySamples = nil
-        timeline.isLockedBySignals = false
         estimator.restart()
     }
 }

@@ -10,6 +10,12 @@
 /// direct path the largest tap; near-end speech and noise slow it down but do not move its
 /// peak.
 ///
+/// A long filter unlearns a path slowly (seconds), so a move is also found another way: the
+/// path learned while the estimate was stable is kept aside, and its prediction, shifted by
+/// up to `shiftMilliseconds` either way, is compared with the microphone. When the unshifted
+/// prediction no longer explains the microphone and a shifted one explains it well, the echo
+/// moved by that shift, and the filter takes the learned path moved by it.
+///
 /// An estimate is given only when it can be trusted: the filter's peak stands well above its
 /// other taps, the filter predicts a good part of the microphone's energy (so there is an echo
 /// at all, and the near end is not talking over it), and the peak has stayed at one delay for
@@ -25,9 +31,29 @@ public struct EchoDelayEstimator: Sendable {
     /// Taps before the reference's own position: an echo that comes early is found too.
     public let leadTaps: Int
     public let taps: Int
+    /// The largest move found at once, in decimated taps either way.
+    public let shiftTaps: Int
     private let stableEvaluations: Int
+    private let moveEvaluations: Int
 
     private var filter: [Float]
+    /// The path learned while the estimate was stable, for finding moves.
+    private var learnedPath: [Float]
+    private var hasLearnedPath = false
+    /// The microphone, `shiftTaps` later than `microphoneDelay` gives it, in a ring.
+    private var shiftedMicrophone: [Float]
+    private var shiftedMicrophoneIndex = 0
+    /// The learned path's latest predictions, newest first from `newestPrediction`, twice over.
+    private var predictions: [Float]
+    private var newestPrediction = 0
+    /// Smoothed power of the microphone left by each shifted prediction (index `shiftTaps` is
+    /// the unshifted one; a larger index an older prediction, for an echo come later).
+    private var shiftedResidualPower: [Float]
+    private var shiftedMicrophonePower: Float = 0
+    /// Far-end samples the shifted comparison has seen since it last started afresh.
+    private var shiftSamples = 0
+    private var moveCandidate = 0
+    private var moveCandidateEvaluations = 0
     /// The decimated, pre-emphasized reference twice over, newest first from `newest`, so
     /// that the filter's input is one contiguous run.
     private var history: [Float]
@@ -62,22 +88,37 @@ public struct EchoDelayEstimator: Sendable {
     /// How much of the microphone's power the filter must predict (3 dB or more).
     private static let predictedShare: Float = 0.5
     private static let preEmphasis: Float = 0.9
-    /// Smoothing of the powers per decimated sample: about half a second.
+    /// Smoothing of the powers per decimated sample: about half a second for the estimate,
+    /// 50 ms for moves.
     private static let powerSmoothing: Float = 0.001
+    private static let shiftPowerSmoothing: Float = 0.01
+    /// A move is taken when the unshifted prediction leaves more than this share of the
+    /// microphone (the learned alignment explains almost nothing of it any more) while a
+    /// shifted one leaves less than `predictedShare`. Voiced speech repeats itself every
+    /// pitch period, so a shifted prediction can fit for a moment; then the unshifted one
+    /// still fits too, and nothing moves.
+    private static let lostShare: Float = 0.8
     /// How far below a new peak an established delay's tap must have fallen before the new
     /// delay replaces it.
     private static let unlearnedRatio: Float = 0.5
 
     public init(
         sampleRate: Int = VoiceFormat.sampleRate, decimation: Int = 24, leadMilliseconds: Int = 20,
-        lagMilliseconds: Int = 250, stableMilliseconds: Int = 500, frameSamples: Int = 240
+        lagMilliseconds: Int = 250, shiftMilliseconds: Int = 20, stableMilliseconds: Int = 500,
+        moveMilliseconds: Int = 150, frameSamples: Int = 240
     ) {
         self.decimation = decimation
         let decimatedRate = sampleRate / decimation
         leadTaps = MediaTime.samples(milliseconds: leadMilliseconds, rate: decimatedRate)
         taps = leadTaps + MediaTime.samples(milliseconds: lagMilliseconds, rate: decimatedRate)
+        shiftTaps = min(leadTaps, MediaTime.samples(milliseconds: shiftMilliseconds, rate: decimatedRate))
         stableEvaluations = max(1, MediaTime.samples(milliseconds: stableMilliseconds, rate: sampleRate) / max(1, frameSamples))
+        moveEvaluations = max(1, MediaTime.samples(milliseconds: moveMilliseconds, rate: sampleRate) / max(1, frameSamples))
         filter = [Float](repeating: 0, count: taps)
+        learnedPath = [Float](repeating: 0, count: taps)
+        shiftedMicrophone = [Float](repeating: 0, count: shiftTaps + 1)
+        predictions = [Float](repeating: 0, count: 2 * (2 * shiftTaps + 1))
+        shiftedResidualPower = [Float](repeating: 0, count: 2 * shiftTaps + 1)
         history = [Float](repeating: 0, count: 2 * taps)
         newest = taps - 1
         microphoneDelay = [Float](repeating: 0, count: leadTaps + 1)
@@ -100,7 +141,10 @@ public struct EchoDelayEstimator: Sendable {
             microphoneSum = 0
             summed = 0
         }
-        if anyActive { evaluate() }
+        if anyActive {
+            followMove()
+            evaluate()
+        }
         return stableEstimate
     }
 
@@ -115,6 +159,8 @@ public struct EchoDelayEstimator: Sendable {
         candidateTap = nil
         candidateEvaluations = 0
         establishedTap = nil
+        hasLearnedPath = false
+        forgetShifts()
     }
 
     private var stableEstimate: Int? {
@@ -141,16 +187,14 @@ public struct EchoDelayEstimator: Sendable {
         microphoneDelay[microphoneDelayIndex] = microphone
         microphoneDelayIndex = (microphoneDelayIndex + 1) % microphoneDelay.count
 
-        guard historyEnergy / Float(taps) > Self.activeEnergy else { return false }
+        let active = historyEnergy / Float(taps) > Self.activeEnergy
+        if hasLearnedPath {
+            compareShifts(prediction: predict(with: learnedPath), microphone: delayed, active: active)
+        }
+        guard active else { return false }
         let start = newest
         let count = taps
-        let predicted = filter.withUnsafeBufferPointer { h in
-            history.withUnsafeBufferPointer { x in
-                var sum: Float = 0
-                for k in 0..<count { sum += h[k] * x[start + k] }
-                return sum
-            }
-        }
+        let predicted = predict(with: filter)
         let error = delayed - predicted
         let step = Self.stepSize * error / (historyEnergy + 1e-9)
         filter.withUnsafeMutableBufferPointer { h in
@@ -163,12 +207,102 @@ public struct EchoDelayEstimator: Sendable {
         return true
     }
 
+    private func predict(with path: [Float]) -> Float {
+        let start = newest
+        return path.withUnsafeBufferPointer { h in
+            history.withUnsafeBufferPointer { x in
+                var sum: Float = 0
+                for k in 0..<taps { sum += h[k] * x[start + k] }
+                return sum
+            }
+        }
+    }
+
     /// Sums the history's energy afresh, so that rounding never builds up.
     private mutating func refreshEnergy() {
         var energy: Float = 0
         for k in 0..<taps { energy += history[newest + k] * history[newest + k] }
         historyEnergy = energy
         samplesSinceEnergyRefresh = 0
+    }
+
+    /// Measures how well the microphone, `shiftTaps` later, fits each of the learned path's
+    /// last predictions.
+    private mutating func compareShifts(prediction: Float, microphone: Float, active: Bool) {
+        let span = 2 * shiftTaps + 1
+        newestPrediction = newestPrediction == 0 ? span - 1 : newestPrediction - 1
+        predictions[newestPrediction] = prediction
+        predictions[newestPrediction + span] = prediction
+        let shifted = shiftedMicrophone[shiftedMicrophoneIndex]
+        shiftedMicrophone[shiftedMicrophoneIndex] = microphone
+        shiftedMicrophoneIndex = (shiftedMicrophoneIndex + 1) % shiftedMicrophone.count
+        guard active else { return }
+        shiftSamples += 1
+        shiftedMicrophonePower += Self.shiftPowerSmoothing * (shifted * shifted - shiftedMicrophonePower)
+        let first = newestPrediction
+        predictions.withUnsafeBufferPointer { p in
+            shiftedResidualPower.withUnsafeMutableBufferPointer { power in
+                for index in 0..<span {
+                    let error = shifted - p[first + index]
+                    power[index] += Self.shiftPowerSmoothing * (error * error - power[index])
+                }
+            }
+        }
+    }
+
+    /// When the learned alignment has stopped explaining the microphone and a shifted one
+    /// has explained it for `moveMilliseconds` of far-end signal, moves the filter (and the
+    /// delay it gives) by that shift.
+    private mutating func followMove() {
+        // Until the smoothed powers have seen a few of their time constants, none is a figure.
+        guard hasLearnedPath, Float(shiftSamples) * Self.shiftPowerSmoothing >= 3 else { return }
+        var best = shiftTaps
+        for index in shiftedResidualPower.indices where shiftedResidualPower[index] < shiftedResidualPower[best] {
+            best = index
+        }
+        let shift = best - shiftTaps
+        let lost = shiftedResidualPower[shiftTaps] > Self.lostShare * shiftedMicrophonePower
+        let fits = shiftedResidualPower[best] < (1 - Self.predictedShare) * shiftedMicrophonePower
+        guard abs(shift) > 1, lost, fits else {
+            moveCandidateEvaluations = 0
+            // The learned path still fits where it is: take in what the filter learned since
+            // (the room changes slowly too), while the filter's own estimate is stable.
+            if abs(shift) <= 1, fits, stableEstimate != nil { Self.copy(filter, into: &learnedPath) }
+            return
+        }
+        if moveCandidateEvaluations > 0, abs(shift - moveCandidate) <= 1 {
+            moveCandidateEvaluations += 1
+        } else {
+            moveCandidate = shift
+            moveCandidateEvaluations = 1
+        }
+        guard moveCandidateEvaluations >= moveEvaluations else { return }
+        // The echo came `shift` taps later (earlier, when negative): so does the path.
+        if shift > 0 {
+            for k in stride(from: taps - 1, through: 0, by: -1) { learnedPath[k] = k >= shift ? learnedPath[k - shift] : 0 }
+        } else {
+            for k in 0..<taps { learnedPath[k] = k - shift < taps ? learnedPath[k - shift] : 0 }
+        }
+        Self.copy(learnedPath, into: &filter)
+        if let tap = candidateTap { candidateTap = tap + shift }
+        if let tap = establishedTap { establishedTap = tap + shift }
+        forgetShifts()
+    }
+
+    /// Element by element: an assignment would share the storage, and the next write to
+    /// either would allocate a copy on the capture thread.
+    private static func copy(_ source: [Float], into target: inout [Float]) {
+        for index in target.indices { target[index] = source[index] }
+    }
+
+    private mutating func forgetShifts() {
+        for index in shiftedResidualPower.indices { shiftedResidualPower[index] = 0 }
+        for index in predictions.indices { predictions[index] = 0 }
+        for index in shiftedMicrophone.indices { shiftedMicrophone[index] = 0 }
+        shiftedMicrophonePower = 0
+        shiftSamples = 0
+        moveCandidate = 0
+        moveCandidateEvaluations = 0
     }
 
     /// Whether the filter's peak is a delay to trust now, and whether it stayed put.
@@ -200,7 +334,14 @@ public struct EchoDelayEstimator: Sendable {
             candidateTap = peakTap
             candidateEvaluations = 1
         }
-        if stableEstimate != nil { establishedTap = candidateTap }
+        if stableEstimate != nil {
+            establishedTap = candidateTap
+            if !hasLearnedPath {
+                Self.copy(filter, into: &learnedPath)
+                hasLearnedPath = true
+                forgetShifts()
+            }
+        }
     }
 
     /// The largest magnitude of the filter's taps within one of `tap`.

@@ -43,9 +43,10 @@ public struct EchoReferenceTimeline: Sendable {
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
     /// Whether the echo's delay is known from the signals (`EchoAlignment`): the timestamps then
-    /// move the read position only when they are off by more than the signals can see
-    /// (`lockedResyncSamples`), a device restart, since under load they can be off by a period
-    /// or two for seconds while the samples stay where they were.
+    /// move the read position, or put silence in for a pause of the speaker, only when they are
+    /// off by more than the signals can see (`lockedResyncSamples`, a device restart), since
+    /// under load they can be off by a period or two for seconds while the samples stay where
+    /// they were.
     public var isLockedBySignals = false
     public let lockedResyncSamples: Int
 
@@ -72,11 +73,16 @@ public struct EchoReferenceTimeline: Sendable {
         }
         let expected = Int64(anchorTime) + nanoseconds(nextWriteIndex - anchorIndex)
         let slip = Int64(playTime) - expected
-        if slip > nanoseconds(Int64(resyncSamples)) {
+        // Once the signals place the echo, only a pause longer than they can follow is taken
+        // from the timestamps: under load a played frame's time is reported late by a period
+        // or two, and silence put in for it was never played, so the echo would come that
+        // much earlier than its reference. A real short pause the signals find and follow.
+        let pauseLimit = isLockedBySignals ? lockedResyncSamples : resyncSamples
+        if slip > nanoseconds(Int64(pauseLimit)) {
             // The speaker paused (an underrun, a device restart): the gap was silent.
             append([Int16](repeating: 0, count: min(capacity, Int(samples(slip)))))
             anchor(index: nextWriteIndex, time: playTime)
-        } else if -slip > nanoseconds(Int64(resyncSamples)) {
+        } else if abs(slip) > nanoseconds(Int64(resyncSamples)) {
             anchor(index: nextWriteIndex, time: playTime)
         } else if abs(slip) < Self.clockFollowingLimit {
             // The card's clock runs a little fast or slow against the monotonic clock: let the
