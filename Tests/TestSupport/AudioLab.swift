@@ -166,6 +166,21 @@ public final class AudioLab: @unchecked Sendable {
         }
     }
 
+    /// Keeps one core busy (`audio-lab busy`: a shell spinning at normal priority, as a
+    /// browser would beside a call) until `stopKeepingBusy` or the lab's end. Returns its PID.
+    public func keepOneCoreBusy() throws -> Int32 {
+        let output = try SpeechFixture.run(Self.script, ["busy", "--dir", directory, "--owner", "\(getpid())"])
+        guard let pid = Int32(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError.toolFailed("audio-lab busy", output)
+        }
+        return pid
+    }
+
+    /// Stops a spinner started by `keepOneCoreBusy`.
+    public func stopKeepingBusy(_ pid: Int32) {
+        kill(pid, SIGTERM)
+    }
+
     /// Runs `pactl` against this lab's server.
     @discardableResult
     public func pactl(_ arguments: [String]) throws -> String {

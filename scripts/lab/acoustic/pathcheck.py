@@ -8,7 +8,8 @@ compares the microphone with the same far end run offline through path.AcousticP
 Reports the path's delay (where the recorded microphone matches the offline path best,
 over the whole run and per second), the correlation there, the best correlation the dry far
 end reaches with the microphone at any lag (what a path without the room would give), and
-the real-time program's CPU and block times. --busy keeps one core busy meanwhile."""
+the real-time program's CPU and block times. --busy keeps one core busy meanwhile
+(audio-lab busy)."""
 import argparse
 import json
 import os
@@ -41,17 +42,13 @@ def test_signal(seed):
     return np.concatenate([gap, noise, gap, talk[0], gap, talk[1], gap])
 
 
-def spin():
-    """A process that keeps one core busy until killed."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
-
-
 def record_through_lab(x, room, knee, workdir, busy, latency):
     """Plays x into spk_b with the room path to mic_b running; returns (far, mic, path report)."""
     lab = Path(workdir) / "lab"
     subprocess.run([str(LAB), "start", "--dir", str(lab), "--prefix", f"pathcheck{os.getpid()}", "--devices",
                     "spk_b,mic_b", "--bus", "spk_b,mic_b", "--owner", str(os.getpid())], check=True, capture_output=True)
-    spinner = spin() if busy else None
+    if busy:
+        subprocess.run([str(LAB), "busy", "--dir", str(lab), "--owner", str(os.getpid())], check=True, capture_output=True)
     try:
         env = dict(os.environ)
         out = subprocess.run([str(LAB), "env", "--dir", str(lab)], check=True, capture_output=True, text=True).stdout
@@ -77,9 +74,6 @@ def record_through_lab(x, room, knee, workdir, busy, latency):
                 break
             time.sleep(0.1)
     finally:
-        if spinner:
-            spinner.kill()
-            spinner.wait()
         subprocess.run([str(LAB), "stop", "--dir", str(lab)], check=False)
     both = np.frombuffer(raw.read_bytes(), dtype="<i2").astype(np.float64).reshape(-1, 2) / 32768.0
     return both[:, 0], both[:, 1], json.loads(report.read_text()) if report.exists() else {}
