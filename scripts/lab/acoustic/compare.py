@@ -7,6 +7,7 @@
 Echo: each room setup's echo scene (24 s of far-end talk, double talk from 14 to 19 s) and
 the lid change of the office laptop. Noise: each noise kind at 0, 5 and 10 dB SNR.
 Voice activation: a minute of each noise alone and ten short words in it at 10 dB SNR.
+With --pulse, PulseAudio's own canceller on the office laptop's echo scene, in the audio lab.
 Every signal is made from fixed seeds; the figures are what the processors did with them."""
 import argparse
 import json
@@ -91,6 +92,17 @@ def vox_rows(procs, kinds):
     return rows
 
 
+def pulse_row(extended, tries=4):
+    """PulseAudio's canceller in the lab: the first run whose recording could be placed on
+    the scene's timeline (pulseanchor.py), and how many runs that took."""
+    from acoustic import pulseanchor
+    for attempt in range(1, tries + 1):
+        row = pulseanchor.measure(CHANGE[0], extended)
+        if row["placed_well"]:
+            break
+    return {**row, "runs": attempt}
+
+
 def fmt(v):
     if v is None:
         return "–"
@@ -124,6 +136,9 @@ def main():
     ap.add_argument("--command", help="a processor command template ({mic} {far} {out}, optional {vad})")
     ap.add_argument("--command-name", default="command")
     ap.add_argument("--command-does", default="echo,noise", help="what the command is scored on")
+    ap.add_argument("--pulse", action="store_true",
+                    help="also PulseAudio's module-echo-cancel (webrtc; default and extended filter) in the audio lab, "
+                         "on office-laptop's echo scene, in real time (about 30 s each)")
     ap.add_argument("--json", help="write every figure here too")
     args = ap.parse_args()
     procs = chosen_processors(args)
@@ -135,6 +150,8 @@ def main():
     results = {"processing_delay_ms": [{"processor": k, "delay_ms": 1000 * v / scenes.RATE} for k, v in lags.items()],
                "echo": echo_rows(procs, setups, lags), "echo_path_change": change_rows(procs),
                "noise": noise_rows(procs, kinds, snrs, lags), "vox": vox_rows(procs, kinds)}
+    if args.pulse:
+        results["echo_pulseaudio_in_the_lab"] = [pulse_row(extended) for extended in (False, True)]
     for name, rows in results.items():
         print(table(rows, name))
     print(f"({time.time() - started:.0f} s)")

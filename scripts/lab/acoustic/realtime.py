@@ -50,6 +50,8 @@ def arguments(argv=None):
     ap.add_argument("--near-file", help="near-end talker's speech (WAV, 48 kHz mono), through the talker response")
     ap.add_argument("--near-at", type=float, default=0.0, help="when the near end starts talking, s after the start")
     ap.add_argument("--near-level", type=float, default=-28.0, help="near end's active level at the microphone, dBFS")
+    ap.add_argument("--near-as-heard", action="store_true",
+                    help="the near-end file is already as the microphone hears it: no talker response")
     ap.add_argument("--ppm", type=float, default=0.0, help="the microphone's clock offset from the speaker's")
     ap.add_argument("--change-at", type=float, help="echo path change: seconds after the start")
     ap.add_argument("--to", help="echo path change: the room setup changed to")
@@ -74,7 +76,7 @@ def near_end(args):
     if not args.near_file:
         return None, None
     speech = levels.scaled_to(wavio.read_mono48(args.near_file), 0.0)
-    at_mic = signal.fftconvolve(speech, rooms.talker_response(args.room))
+    at_mic = speech if args.near_as_heard else signal.fftconvolve(speech, rooms.talker_response(args.room))
     at_mic = levels.scaled_to(at_mic, args.near_level)
     return np.concatenate([np.zeros(int(args.near_at * RATE)), at_mic]), args.near_level
 
