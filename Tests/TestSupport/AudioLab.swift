@@ -139,6 +139,48 @@ public final class AudioLab: @unchecked Sendable {
         try pactl(["unload-module", "\(module)"])
     }
 
+    /// Routes what `speaker` plays into `microphone` through the acoustic lab's real-time
+    /// path (`audio-lab room`, Docs/acoustic-lab.md): a soft-clipping loudspeaker and the
+    /// room response `room` (a setup in scripts/lab/acoustic/rooms/rooms.json, such as
+    /// "office-laptop" or "kitchen-pi"), plus whatever `options` ask for, e.g.
+    /// ["--noise", "fan", "--noise-level", "-45"], ["--ppm", "300"],
+    /// ["--change-at", "8", "--to", "office-laptop-lid"]. Its delay is the room's plus about
+    /// 15 ms, constant within a run. Returns the path's PID, for `removeAcousticPath`; it also
+    /// ends with the lab and when this process ends.
+    @discardableResult
+    public func addAcousticPath(from speaker: String, into microphone: String, room: String, options: [String] = []) throws -> Int32 {
+        let output = try SpeechFixture.run(Self.script, [
+            "room", "--dir", directory, "--from", speaker, "--into", microphone, "--room", room, "--owner", "\(getpid())",
+        ] + options)
+        guard let pid = Int32(output.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") else {
+            throw FixtureError.toolFailed("audio-lab room", output)
+        }
+        return pid
+    }
+
+    /// Stops a path made by `addAcousticPath` and waits (up to 2 s) until it has ended.
+    public func removeAcousticPath(_ pid: Int32) {
+        kill(pid, SIGTERM)
+        for _ in 0..<40 where kill(pid, 0) == 0 {
+            usleep(50_000)
+        }
+    }
+
+    /// Keeps one core busy (`audio-lab busy`: a shell spinning at normal priority, as a
+    /// browser would beside a call) until `stopKeepingBusy` or the lab's end. Returns its PID.
+    public func keepOneCoreBusy() throws -> Int32 {
+        let output = try SpeechFixture.run(Self.script, ["busy", "--dir", directory, "--owner", "\(getpid())"])
+        guard let pid = Int32(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw FixtureError.toolFailed("audio-lab busy", output)
+        }
+        return pid
+    }
+
+    /// Stops a spinner started by `keepOneCoreBusy`.
+    public func stopKeepingBusy(_ pid: Int32) {
+        kill(pid, SIGTERM)
+    }
+
     /// Runs `pactl` against this lab's server.
     @discardableResult
     public func pactl(_ arguments: [String]) throws -> String {
