@@ -49,12 +49,14 @@ public struct EchoAlignment: Sendable {
     public mutating func reference(for microphone: [Int16], capturedAt captureTime: UInt64, into output: inout [Int16]) {
         let resyncsBefore = timeline.resyncs
         timeline.reference(capturedAt: captureTime, into: &output)
-        guard timeline.resyncs == resyncsBefore else {
+        if timeline.resyncs != resyncsBefore, echoDelaySamples != nil {
             // The timestamps moved the reference further than the signals could see: what
             // the filter learned no longer applies, but the delay the canceller learned is
             // kept. After a device restart the echo is found there again; when the machine
             // only stalled and the timestamps were wrong, the echo is found that far off and
-            // the reference goes back.
+            // the reference goes back. (Before the echo is found the filter learns on through
+            // the timestamps' jumps: under load they can come every second, and starting
+            // afresh at each kept it from ever finding the echo.)
             estimator.restart()
             return
         }
