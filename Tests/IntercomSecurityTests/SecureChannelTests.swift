@@ -273,6 +273,29 @@ struct SecureChannelTests {
         #expect(pair.deliver([(toA, "a")], from: "b")["a"] == [[UInt8(ascii: "y")]])
     }
 
+    /// Message 1 is not authenticated: one forged "from" the peer's address with an ephemeral key
+    /// that wins the tie-break (32 zero bytes, a low-order point, or a valid random key smaller
+    /// than ours) must not cancel the initiation we wait on.
+    @Test(arguments: [false, true], [false, true])
+    func aForgedInitiationFromThePeersAddressCancelsNothing(randomKey: Bool, deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var ours = pair.a.maintain(wanted: ["b"], now: pair.now)
+        ours += pair.runDeferredWork().map { ($0.bytes, $0.to) }
+        let ourEphemeral = try #require(ours.first?.bytes)[8..<(8 + NoiseXXHandshake.keyLength)]
+        var forgedKey = [UInt8](repeating: 0, count: NoiseXXHandshake.keyLength)
+        if randomKey {
+            repeat { forgedKey = Sodium.x25519KeyPair().publicKey } while !forgedKey.lexicographicallyPrecedes(ourEphemeral)
+        }
+        let padding = [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength)
+        let forged = SecureDatagram.initiation(senderIndex: 7, message: forgedKey + padding).serialized()
+        // Whatever A answers goes to the real B, which has no use for it.
+        _ = pair.deliver([(forged, "a")], from: "b")
+        _ = pair.deliver(ours, from: "a")
+        #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
+        let toB = try pair.send("heard", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("heard".utf8)])
+    }
+
     @Test func aDevicePairedAfterARefusalIsTriedAgainAtOnce() {
         var pair = ChannelPair(aTrustsB: false)
         pair.connect()

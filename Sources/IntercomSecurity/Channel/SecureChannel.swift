@@ -274,9 +274,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private mutating func respond(to message: [UInt8], senderIndex: UInt32, from address: Address, now: UInt64) -> Received {
         if let ours = initiations[address] {
             // Both sides started at once: the initiation with the smaller ephemeral key goes on.
+            // Message 1 is not authenticated (anyone can send one "from" the peer's address), so
+            // it only decides whether we answer: when theirs wins, ours is kept until theirs
+            // finishes with a trusted key (`install`), and a forged one cancels nothing.
             let ourEphemeral = ours.message[8..<(8 + NoiseXXHandshake.keyLength)]
             if ourEphemeral.lexicographicallyPrecedes(message.prefix(NoiseXXHandshake.keyLength)) { return .handshake(reply: nil) }
-            initiations[address] = nil
         }
         guard handshakeBudget.take(now: now) else {
             counters.rateLimited += 1
@@ -426,6 +428,12 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             finishMessage: finishMessage, finishSentAt: now
         )
         counters.handshakes += 1
+        if handshake.role == .responder {
+            // The peer's initiation finished, authenticated: it is the one that goes on, and
+            // ours to the same address (started at the same time, or still being made) is let go.
+            initiations[address] = nil
+            initiating.remove(address)
+        }
         if let previous = current[address], sessions[previous] != nil {
             sessions[previous]?.replacedAt = now
             counters.rekeys += 1
