@@ -63,6 +63,22 @@ struct ChannelPair {
         return heard
     }
 
+    /// Hands one datagram to `receiver` and returns what that brings back: its reply and the
+    /// messages its deferred work sends.
+    mutating func hand(_ bytes: [UInt8], to receiver: String, from sender: String) -> [[UInt8]] {
+        let result = receiver == "a" ? a.receive(bytes[...], from: sender, now: now) : b.receive(bytes[...], from: sender, now: now)
+        var out: [[UInt8]] = []
+        if case .handshake(let reply?) = result { out.append(reply) }
+        return out + runDeferredWork().map(\.bytes)
+    }
+
+    /// A starts a handshake with B and B answers: returns A's message 3, not yet delivered.
+    mutating func messageThreeHeldBack() throws -> [UInt8] {
+        let initiation = try #require((a.maintain(wanted: ["b"], now: now).map(\.bytes) + runDeferredWork().map(\.bytes)).first)
+        let response = try #require(hand(initiation, to: "b", from: "a").first)
+        return try #require(hand(response, to: "a", from: "b").first)
+    }
+
     /// A asks for B, and both sides handshake.
     mutating func connect() {
         let out = a.maintain(wanted: ["b"], now: now)
@@ -294,6 +310,38 @@ struct SecureChannelTests {
         #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
         let toB = try pair.send("heard", from: "a")
         #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("heard".utf8)])
+    }
+
+    /// The receiver index is in clear in message 2: junk message 3 with it, from anyone, must
+    /// leave the half-open handshake for the initiator's own message 3.
+    @Test(arguments: [false, true]) func junkMessageThreeWithTheRightIndexChangesNothing(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        let finish = try pair.messageThreeHeldBack()
+        #expect(pair.b.halfOpenCount == 1)
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<5 {
+            let junk = Array(finish[0..<8]) + (8..<finish.count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(pair.hand(junk, to: "b", from: "attacker").isEmpty)
+        }
+        #expect(pair.b.halfOpenCount == 1 && pair.b.sessionCount == 0 && pair.b.counters.badHandshakes == 5)
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.peers["a"] == pair.aKey && pair.b.halfOpenCount == 0)
+        let toB = try pair.send("through", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("through".utf8)])
+    }
+
+    /// A message 3 whose static key decrypts was made by the half-open handshake's own
+    /// initiator (no one else knows the key it is sealed under): when the rest fails, that
+    /// initiator gets no second try, so each answer it drew costs at most one more Diffie–Hellman.
+    @Test(arguments: [false, true]) func aFailingMessageThreeFromTheHandshakesOwnInitiatorEndsIt(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var finish = try pair.messageThreeHeldBack()
+        finish[finish.count - 1] ^= 1
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.halfOpenCount == 0 && pair.b.sessionCount == 0 && pair.b.counters.badHandshakes == 1)
+        finish[finish.count - 1] ^= 1
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.sessionCount == 0, "the handshake it ended cannot be finished")
     }
 
     @Test func aDevicePairedAfterARefusalIsTriedAgainAtOnce() {

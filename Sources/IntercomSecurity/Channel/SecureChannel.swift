@@ -144,7 +144,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             case finished(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32, localIndex: UInt32)
             case completed(handshake: NoiseXXHandshake, receiverIndex: UInt32, remoteIndex: UInt32)
             case initiated(handshake: NoiseXXHandshake, message: [UInt8])
-            case failed
+            /// `endsHalfOpen`: the half-open handshake a message 3 from its own initiator failed.
+            case failed(endsHalfOpen: UInt32?)
         }
 
         let kind: Kind
@@ -301,8 +302,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private mutating func complete(_ message: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
         // A repeat of the message that finished a session we already have.
         if sessions[receiverIndex] != nil { return .handshake(reply: nil) }
-        // One try per half-open handshake: a forged third message cannot be retried against it.
-        guard let response = responses.removeValue(forKey: receiverIndex) else {
+        // Read on a copy: the half-open handshake stays until a message 3 finishes it, so junk
+        // sent with its receiver index (in clear in message 2) cannot end it. Junk fails at the
+        // first AEAD, before any Diffie–Hellman; a message that gets further is from the
+        // handshake's own initiator, and its failure ends the handshake (`perform`).
+        guard let response = responses[receiverIndex] else {
             counters.badHandshakes += 1
             return .dropped
         }
@@ -355,7 +359,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 let third = try handshake.writeMessage()
                 kind = .finished(handshake: handshake, message: third, senderIndex: senderIndex, localIndex: localIndex)
             case .complete(let message, let receiverIndex, var handshake, let remoteIndex):
-                _ = try handshake.readMessage(message)
+                do {
+                    _ = try handshake.readMessage(message)
+                } catch .foreign {
+                    return WorkResult(kind: .failed(endsHalfOpen: nil), address: work.address)
+                } catch {
+                    return WorkResult(kind: .failed(endsHalfOpen: receiverIndex), address: work.address)
+                }
                 kind = .completed(handshake: handshake, receiverIndex: receiverIndex, remoteIndex: remoteIndex)
             case .initiate:
                 var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
@@ -363,7 +373,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 kind = .initiated(handshake: handshake, message: message)
             }
         } catch {
-            kind = .failed
+            kind = .failed(endsHalfOpen: nil)
         }
         return WorkResult(kind: kind, address: work.address)
     }
@@ -373,8 +383,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public mutating func apply(_ result: WorkResult, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
         let address = result.address
         switch result.kind {
-        case .failed:
+        case .failed(let halfOpen):
             counters.badHandshakes += 1
+            if let halfOpen { responses[halfOpen] = nil }
             return []
         case .responded(let handshake, let message, let senderIndex):
             if responses.count >= configuration.limits.halfOpenHandshakes,
@@ -397,7 +408,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             install(handshake, localIndex: localIndex, remoteIndex: senderIndex, address: address, now: now, finishMessage: finishMessage)
             return [(finishMessage, address)]
         case .completed(let handshake, let receiverIndex, let remoteIndex):
-            guard sessions[receiverIndex] == nil else { return [] }
+            // Finished by another copy of message 3 while this one was read, or forgotten.
+            guard sessions[receiverIndex] == nil, responses.removeValue(forKey: receiverIndex) != nil else { return [] }
             guard let remoteStatic = handshake.remoteStaticKey, isTrusted(remoteStatic) else {
                 counters.untrusted += 1
                 return []
