@@ -213,6 +213,40 @@ struct SecureChannelTests {
         #expect(pair.a.sessionCount <= 2 && pair.b.sessionCount <= 2, "replaced sessions are let go")
     }
 
+    /// At a rekey the initiator has the new keys before the peer does: its message 3 may be
+    /// lost, or still on its way. It keeps sending with the old session until the peer's first
+    /// authenticated packet on the new one shows the peer has it too.
+    @Test(arguments: [false, true]) func theInitiatorSendsWithTheOldSessionUntilThePeerUsesTheNewOne(deferred: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair {
+            $0.rekeyInterval = 10 * second
+            $0.defersHandshakes = deferred
+        }
+        pair.connect()
+        for _ in 0..<10 {
+            // B's reports keep the session alive until the rekey is due.
+            _ = pair.deliver([(try pair.send("report", from: "b", kind: .rtcp), "a")], from: "b")
+            pair.now += second
+        }
+        let finish = try pair.messageThreeHeldBack()
+        let old = try pair.send("old keys", from: "a")
+        #expect(pair.deliver([(old, "b")], from: "a")["b"] == [Array("old keys".utf8)], "B cannot open the new keys yet")
+        // Still waiting: message 3 is repeated, and no new handshake is started meanwhile.
+        pair.now += second
+        let repeated = pair.a.maintain(wanted: ["b"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+        #expect(repeated.map(\.bytes) == [finish])
+        #expect(pair.deliver([(try pair.send("still old", from: "a"), "b")], from: "a")["b"] == [Array("still old".utf8)])
+
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.counters.rekeys == 1 && pair.a.counters.rekeys == 0)
+        #expect(pair.deliver([(try pair.send("new keys", from: "b"), "a")], from: "b")["a"] == [Array("new keys".utf8)])
+        #expect(pair.a.counters.rekeys == 1, "the peer's packet on the new session confirms it")
+        let new = try pair.send("switched", from: "a")
+        #expect(new[4..<8] != old[4..<8], "sent with the new session")
+        #expect(pair.deliver([(new, "b")], from: "a")["b"] == [Array("switched".utf8)])
+        #expect(pair.deliver([(old, "b")], from: "a")["b"] == nil, "the old session's packets are still replays")
+    }
+
     /// A peer that restarted (or forgot us in an outage) cannot open what we send; we hear
     /// nothing from it, and handshake again within seconds instead of waiting out the session.
     @Test func aPeerThatLostItsSessionIsHandshakenWithAgainWithinSeconds() throws {

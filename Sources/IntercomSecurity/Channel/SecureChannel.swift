@@ -162,6 +162,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private var opened: [UInt8] = []
     /// The session each address is sent to with.
     private var current: [Address: UInt32] = [:]
+    /// A session we started that replaces `current` for its address only once the peer's first
+    /// authenticated packet on it shows that the peer has it too (WireGuard's rule): until
+    /// then our message 3 may have been lost, and what we sent with it would be lost as well.
+    private var successors: [Address: UInt32] = [:]
     private var initiations: [Address: Initiation] = [:]
     private var responses: [UInt32: Response] = [:]
     private var untrustedUntil: [Address: UInt64] = [:]
@@ -260,6 +264,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         }
         guard let previousAddress = updateSession(index, { $0.accept(counter, slot: slot, from: address, now: now) }) else {
             return .dropped
+        }
+        if successors[previousAddress] == index {
+            // The peer sends with the session we started: so do we from now on, and the one it
+            // replaces still decrypts for a grace period.
+            successors[previousAddress] = nil
+            if let replaced = current[previousAddress], replaced != index {
+                sessions[replaced]?.replacedAt = now
+                counters.rekeys += 1
+            }
+            current[previousAddress] = index
         }
         if previousAddress != address {
             // Roaming: only an authenticated, fresh packet moves a session.
@@ -440,6 +454,18 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             finishMessage: finishMessage, finishSentAt: now
         )
         counters.handshakes += 1
+        if handshake.role == .initiator, let inUse = current[address], let lastReceived = sessions[inUse]?.lastReceived,
+           now - min(now, lastReceived) < configuration.silenceBeforeRehandshake {
+            // The session in use still carries the peer's packets: the new one is sent with only
+            // once the peer confirms it (`open`). (One gone silent is likely lost to the peer,
+            // which restarted: the new one is used at once, as it loses nothing more.) An earlier
+            // one still waiting for confirmation is superseded.
+            if let earlier = successors[address] { drop(earlier) }
+            evictIfFull()
+            sessions[localIndex] = session
+            successors[address] = localIndex
+            return
+        }
         if handshake.role == .responder {
             // The peer's initiation finished, authenticated: it is the one that goes on, and
             // ours to the same address (started at the same time, or still being made) is let go.
@@ -450,12 +476,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             sessions[previous]?.replacedAt = now
             counters.rekeys += 1
         }
+        evictIfFull()
+        sessions[localIndex] = session
+        current[address] = localIndex
+    }
+
+    private mutating func evictIfFull() {
         if sessions.count >= configuration.limits.sessions,
            let oldest = sessions.min(by: { $0.value.lastReceived < $1.value.lastReceived })?.key {
             drop(oldest)
         }
-        sessions[localIndex] = session
-        current[address] = localIndex
     }
 
     // MARK: Upkeep
@@ -466,14 +496,15 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         var out: [(bytes: [UInt8], to: Address)] = []
         for address in wanted {
             if let until = untrustedUntil[address], now < until { continue }
-            if let index = current[address], var session = sessions[index] {
+            if let index = successors[address], let session = sessions[index] {
+                if let finish = repeatedFinish(index, now: now) { out.append((finish, address)) }
+                // Waiting for the peer to use the new session; the one in use carries the call.
+                if now - min(now, session.established) < configuration.confirmationTimeout { continue }
+                drop(index)
+            }
+            if let index = current[address], let session = sessions[index] {
                 let age = now - min(now, session.established)
-                if let finish = session.finishMessage, now - min(now, session.finishSentAt) >= configuration.retryInterval {
-                    // The third message may have been lost: repeat it until a packet confirms the session.
-                    session.finishSentAt = now
-                    sessions[index] = session
-                    out.append((finish, address))
-                }
+                if let finish = repeatedFinish(index, now: now) { out.append((finish, address)) }
                 // Reports arrive every second: a session that hears nothing for a few is one the
                 // peer has lost (it restarted, or forgot us during an outage). A new handshake
                 // brings the call back at once rather than when the session times out.
@@ -505,6 +536,15 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         return out
     }
 
+    /// Our message 3 for session `index` once more, when the peer has not confirmed the session
+    /// for a retry interval (the message may have been lost).
+    private mutating func repeatedFinish(_ index: UInt32, now: UInt64) -> [UInt8]? {
+        guard let session = sessions[index], let finish = session.finishMessage,
+              now - min(now, session.finishSentAt) >= configuration.retryInterval else { return nil }
+        sessions[index]?.finishSentAt = now
+        return finish
+    }
+
     private mutating func expire(now: UInt64) {
         for (index, session) in sessions {
             let idle = now - min(now, session.lastReceived)
@@ -529,12 +569,14 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public mutating func forget(_ address: Address) {
         initiations[address] = nil
         initiating.remove(address)
+        if let index = successors[address] { drop(index) }
         if let index = current[address] { drop(index) }
     }
 
     private mutating func drop(_ index: UInt32) {
         guard let session = sessions.removeValue(forKey: index) else { return }
         if current[session.address] == index { current[session.address] = nil }
+        if successors[session.address] == index { successors[session.address] = nil }
     }
 
     // MARK: Inspection
