@@ -48,6 +48,8 @@ final class CallEncryption {
         fingerprint = Fingerprint(publicKey: security.identity.publicKey).description
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
         configuration.rekeyInterval = MediaTime.nanoseconds(security.rekeyInterval)
+        // WireGuard's margin (renew at 120 s, refuse at 180 s) for a renewal interval set longer.
+        configuration.rejectAfter = max(configuration.rejectAfter, MediaTime.nanoseconds(security.rekeyInterval + .seconds(60)))
         configuration.defersHandshakes = true
         channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
     }

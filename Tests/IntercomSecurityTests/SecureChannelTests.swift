@@ -247,6 +247,34 @@ struct SecureChannelTests {
         #expect(pair.deliver([(old, "b")], from: "a")["b"] == nil, "the old session's packets are still replays")
     }
 
+    /// When every renewal fails, a session is not used past its hard lifetime (Reject-After-
+    /// Time): neither side sends or accepts anything on it, and a new handshake is made.
+    @Test func aSessionOlderThanItsLifetimeIsRefusedAndANewOneIsMade() throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair {
+            $0.rekeyInterval = 10 * second
+            $0.rejectAfter = 15 * second
+        }
+        pair.connect()
+        let established = pair.now
+        while pair.now < established + 15 * second {
+            // A's renewals never reach B; reports flow both ways on the old session.
+            _ = pair.a.maintain(wanted: ["b"], now: pair.now)
+            #expect(pair.deliver([(try pair.send("a", from: "a", kind: .rtcp), "b")], from: "a")["b"]?.count == 1)
+            #expect(pair.deliver([(try pair.send("b", from: "b", kind: .rtcp), "a")], from: "b")["a"]?.count == 1)
+            pair.now += second / 2
+        }
+        #expect(pair.a.counters.handshakes == 1)
+        let late = try pair.send("too late", from: "b")
+        #expect(pair.a.receive(late[...], from: "b", now: pair.now) == .dropped, "refused when it arrives")
+        let renewal = pair.a.maintain(wanted: ["b"], now: pair.now)
+        #expect(pair.a.seal([1], kind: .rtp, to: "b") == nil, "nothing is sent with it")
+        #expect(pair.a.sessionCount == 0)
+        _ = pair.deliver(renewal, from: "a")
+        #expect(pair.a.counters.handshakes == 2 && pair.a.peers["b"] == pair.bKey)
+        #expect(pair.deliver([(try pair.send("fresh keys", from: "a"), "b")], from: "a")["b"] == [Array("fresh keys".utf8)])
+    }
+
     /// A peer that restarted (or forgot us in an outage) cannot open what we send; we hear
     /// nothing from it, and handshake again within seconds instead of waiting out the session.
     @Test func aPeerThatLostItsSessionIsHandshakenWithAgainWithinSeconds() throws {

@@ -32,6 +32,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var silenceBeforeRehandshake: UInt64 = 3 * Self.second
         /// A replaced session still decrypts for this long (packets already in flight).
         public var replacedSessionGrace: UInt64 = 5 * Self.second
+        /// A session this old is refused, both ways, and a new handshake is made (WireGuard's
+        /// Reject-After-Time): when renewals keep failing (a flood of handshakes, a stranger in
+        /// the way), forward secrecy does not lapse silently. Longer than `rekeyInterval` plus
+        /// the responder's 30 s, so that either side's renewal comes first.
+        public var rejectAfter: UInt64 = 180 * Self.second
         public var limits = SecurityLimits()
         /// Hand the handshakes' Diffie–Hellman work to the caller (`takeWork`, `perform`,
         /// `apply`) so that it runs on another thread than the one that moves packets; when
@@ -248,7 +253,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         from address: Address, now: UInt64
     ) -> Received {
         let slot = Self.slot(kind)
-        guard let fresh = sessions[index]?.windows[slot].isFresh(counter) else {
+        guard let established = sessions[index]?.established, now - min(now, established) < configuration.rejectAfter,
+              let fresh = sessions[index]?.windows[slot].isFresh(counter) else {
             counters.authenticationFailures += 1
             return .dropped
         }
@@ -493,6 +499,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     /// Starts, repeats and renews handshakes towards `wanted` (the peers the user named or
     /// discovery found) and forgets what has expired. Returns the datagrams to send.
     public mutating func maintain(wanted: some Sequence<Address>, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
+        // First, so that a session refused for its age is handshaken for again at once.
+        expire(now: now)
         var out: [(bytes: [UInt8], to: Address)] = []
         for address in wanted {
             if let until = untrustedUntil[address], now < until { continue }
@@ -532,7 +540,6 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 out += apply(Self.perform(work), now: now)
             }
         }
-        expire(now: now)
         return out
     }
 
@@ -549,7 +556,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         for (index, session) in sessions {
             let idle = now - min(now, session.lastReceived)
             let replacedFor = session.replacedAt.map { now - min(now, $0) } ?? 0
-            if idle >= configuration.idleTimeout || replacedFor >= configuration.replacedSessionGrace { drop(index) }
+            let age = now - min(now, session.established)
+            if idle >= configuration.idleTimeout || replacedFor >= configuration.replacedSessionGrace || age >= configuration.rejectAfter {
+                drop(index)
+            }
         }
         responses = responses.filter { now - min(now, $0.value.createdAt) < configuration.limits.halfOpenLifetime }
         untrustedUntil = untrustedUntil.filter { now < $0.value }
