@@ -190,6 +190,43 @@ struct SecureChannelTests {
         #expect(pair.b.halfOpenCount <= limits.halfOpenHandshakes)
     }
 
+    /// 2,000 initiations a second from as many addresses at B spend strangers' budget; a peer
+    /// with a session, and one B is calling, have budgets of their own. Both join and renewal
+    /// finish within a second of when they start, flood or not.
+    @Test(arguments: [true, false]) func aFloodFromManyAddressesStarvesNeitherAJoinNorARenewal(joinDuringFlood: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair { $0.rekeyInterval = 10 * second }
+        if !joinDuringFlood { pair.connect() }
+        var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        let flood = try #require(stranger.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        var sent = 0
+        var joinedAt: UInt64?
+        let start = pair.now
+        // 20 s in 10 ms steps: the join at once, the renewal due 10 s after it.
+        for step in 0..<2_000 {
+            pair.now = start + UInt64(step) * second / 100
+            for _ in 0..<20 {
+                _ = pair.b.receive(flood[...], from: "stranger-\(sent)", now: pair.now)
+                sent += 1
+            }
+            guard step % 10 == 0 else { continue }
+            // Both call each other, as discovered peers do.
+            _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+            _ = pair.deliver(pair.b.maintain(wanted: ["a"], now: pair.now), from: "b")
+            if joinedAt == nil, pair.a.canSend(to: "b"), pair.b.canSend(to: "a") { joinedAt = pair.now }
+            if step % 50 == 0, joinedAt != nil {
+                _ = pair.deliver([(try pair.send("report", from: "a", kind: .rtcp), "b")], from: "a")
+                _ = pair.deliver([(try pair.send("report", from: "b", kind: .rtcp), "a")], from: "b")
+            }
+        }
+        #expect(pair.b.counters.rateLimited > 30_000, "the flood was refused")
+        let joined = try #require(joinedAt, "no session in 20 s of flood")
+        #expect(joined - start <= second, "joined after \(joined - start) ns")
+        #expect(pair.a.counters.rekeys >= 1 && pair.b.counters.rekeys >= 1, "renewed: \(pair.a.counters) \(pair.b.counters)")
+        #expect(pair.a.counters.rekeys + pair.b.counters.rekeys <= 4, "no more renewals than the interval asks for")
+        #expect(pair.deliver([(try pair.send("after", from: "a"), "b")], from: "a")["b"] == [Array("after".utf8)])
+    }
+
     @Test(arguments: [false, true]) func rekeyingReplacesKeysWithoutLosingAPacket(deferred: Bool) throws {
         var pair = ChannelPair {
             $0.rekeyInterval = 10_000_000_000

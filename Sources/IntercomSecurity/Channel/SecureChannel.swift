@@ -174,7 +174,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private var initiations: [Address: Initiation] = [:]
     private var responses: [UInt32: Response] = [:]
     private var untrustedUntil: [Address: UInt64] = [:]
+    /// Strangers' handshakes share one budget; a flood of them from many addresses spends it all.
     private var handshakeBudget: TokenBucket
+    /// Each address we have a session with or are calling has a budget of its own, so that a
+    /// flood from elsewhere cannot starve that peer's renewals or its answer to our call. One
+    /// who spoofs such an address spends only that address's budget; the table holds at most
+    /// the addresses of sessions and of our initiations, both bounded.
+    private var knownBudgets: [Address: TokenBucket] = [:]
 
     public init(configuration: Configuration, isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
         self.configuration = configuration
@@ -301,11 +307,23 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             let ourEphemeral = ours.message[8..<(8 + NoiseXXHandshake.keyLength)]
             if ourEphemeral.lexicographicallyPrecedes(message.prefix(NoiseXXHandshake.keyLength)) { return .handshake(reply: nil) }
         }
-        guard handshakeBudget.take(now: now) else {
+        guard takeHandshakeBudget(for: address, now: now) else {
             counters.rateLimited += 1
             return .dropped
         }
         return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
+    }
+
+    private mutating func takeHandshakeBudget(for address: Address, now: UInt64) -> Bool {
+        guard isKnown(address) else { return handshakeBudget.take(now: now) }
+        let limits = configuration.limits
+        return knownBudgets[address, default: TokenBucket(perSecond: limits.peerHandshakesPerSecond, burst: limits.peerHandshakeBurst)]
+            .take(now: now)
+    }
+
+    /// An address with a session or one we are calling (the peers named or discovered).
+    private func isKnown(_ address: Address) -> Bool {
+        current[address] != nil || initiations[address] != nil || initiating.contains(address)
     }
 
     /// Noise message 2, answering our initiation: finish, then send message 3.
@@ -563,6 +581,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         }
         responses = responses.filter { now - min(now, $0.value.createdAt) < configuration.limits.halfOpenLifetime }
         untrustedUntil = untrustedUntil.filter { now < $0.value }
+        knownBudgets = knownBudgets.filter { isKnown($0.key) }
         if initiations.count > configuration.limits.sessions {
             for (address, initiation) in initiations where now - min(now, initiation.sentAt) > configuration.idleTimeout {
                 initiations[address] = nil
@@ -617,6 +636,10 @@ public struct SecurityLimits: Sendable {
     /// Handshakes answered per second, and in a burst: a flood of initiations costs at most this.
     public var handshakesPerSecond = 20.0
     public var handshakeBurst = 10.0
+    /// Handshakes answered per second, and in a burst, to each address we have a session with
+    /// or are calling, apart from strangers' budget: more than a peer's retries (4 a second).
+    public var peerHandshakesPerSecond = 5.0
+    public var peerHandshakeBurst = 5.0
     /// Handshakes waiting for their third message; the oldest is forgotten when full.
     public var halfOpenHandshakes = 16
     public var halfOpenLifetime: UInt64 = 5_000_000_000
