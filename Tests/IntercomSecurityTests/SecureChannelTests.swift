@@ -173,20 +173,21 @@ struct SecureChannelTests {
     @Test func aFloodOfInitiationsIsRateLimitedAndHalfOpenStateStaysBounded() {
         var pair = ChannelPair()
         var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
-        var answered = 0
+        var (answered, cookies) = (0, 0)
         for attempt in 0..<2_000 {
             let now = pair.now + UInt64(attempt) * 500_000  // 2,000 per second for one second
             let out = stranger.maintain(wanted: ["b-\(attempt)"], now: now)
             for datagram in out {
                 if case .handshake(let reply?) = pair.b.receive(datagram.bytes[...], from: "stranger-\(attempt)", now: now) {
                     #expect(reply.count <= datagram.bytes.count)
-                    answered += 1
+                    // Over the budget, a cookie (no Diffie–Hellman) instead of a response.
+                    if reply.first == 6 { cookies += 1 } else { answered += 1 }
                 }
             }
         }
         let limits = SecurityLimits()
         #expect(answered <= Int(limits.handshakeBurst + limits.handshakesPerSecond * 1.0) + 1)
-        #expect(pair.b.counters.rateLimited >= 2_000 - answered)
+        #expect(pair.b.counters.rateLimited >= 2_000 - answered && cookies == pair.b.counters.cookieReplies)
         #expect(pair.b.halfOpenCount <= limits.halfOpenHandshakes)
     }
 
@@ -225,6 +226,94 @@ struct SecureChannelTests {
         #expect(pair.a.counters.rekeys >= 1 && pair.b.counters.rekeys >= 1, "renewed: \(pair.a.counters) \(pair.b.counters)")
         #expect(pair.a.counters.rekeys + pair.b.counters.rekeys <= 4, "no more renewals than the interval asks for")
         #expect(pair.deliver([(try pair.send("after", from: "a"), "b")], from: "a")["b"] == [Array("after".utf8)])
+    }
+
+    /// Initiations spoofed from each peer's own address, 200 a second both ways, spend that
+    /// address's budget; over it, each is answered with a cookie that goes to the real owner of
+    /// the address. The peers prove themselves with it and join within a second.
+    @Test(arguments: [false, true]) func aFloodSpoofedFromThePeersOwnAddressesIsOutlastedWithCookies(deferred: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var generator = SeededGenerator(seed: 5)
+        let padding = [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength)
+        var joinedAt: UInt64?
+        let start = pair.now
+        let calls = start + second
+        for step in 0..<300 {
+            pair.now = start + UInt64(step) * second / 100
+            // Two a step each way (200 a second), with keys of 32 zero bytes or random ones,
+            // each step before the peers' own messages.
+            for _ in 0..<2 {
+                let key = Bool.random(using: &generator)
+                    ? [UInt8](repeating: 0, count: NoiseXXHandshake.keyLength)
+                    : (0..<NoiseXXHandshake.keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let forged = SecureDatagram.initiation(senderIndex: UInt32.random(in: 1...UInt32.max, using: &generator), message: key + padding)
+                    .serialized()
+                // What each answers goes to the real owner of the spoofed address.
+                _ = pair.deliver([(forged, "b")], from: "a")
+                _ = pair.deliver([(forged, "a")], from: "b")
+            }
+            guard step % 10 == 0 else { continue }
+            // Both call each other, as discovered peers do. For the first second what they send
+            // is lost, while the flood spends every budget it can reach.
+            let fromA = pair.a.maintain(wanted: ["b"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+            let fromB = pair.b.maintain(wanted: ["a"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+            guard pair.now >= calls else { continue }
+            _ = pair.deliver(fromA, from: "a")
+            _ = pair.deliver(fromB, from: "b")
+            if joinedAt == nil, pair.a.canSend(to: "b"), pair.b.canSend(to: "a") { joinedAt = pair.now }
+        }
+        let joined = try #require(joinedAt, "no session in 2 s of flood: \(pair.a.counters) \(pair.b.counters)")
+        #expect(joined - calls <= second, "joined after \(joined - calls) ns")
+        #expect(pair.a.counters.cookieReplies + pair.b.counters.cookieReplies > 500)
+        #expect(pair.deliver([(try pair.send("through", from: "a"), "b")], from: "a")["b"] == [Array("through".utf8)])
+    }
+
+    /// A cookie is answered with an initiation carrying its MAC once: the same cookie again
+    /// (it did not get us through) waits for the retry timer, so that the two sides never bounce
+    /// cookies and initiations between them as fast as the link allows.
+    @Test func theSameCookieTwiceIsAnsweredOnce() throws {
+        var pair = ChannelPair()
+        // B's budget for A's address (a stranger's to B: B does not call A) is spent by
+        // initiations spoofed from it.
+        var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        let spoofed = try #require(stranger.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        while pair.b.counters.cookieReplies == 0 { _ = pair.b.receive(spoofed[...], from: "a", now: pair.now) }
+        let initiation = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        guard case .handshake(let cookieReply?) = pair.b.receive(initiation[...], from: "a", now: pair.now) else {
+            Issue.record("no cookie reply")
+            return
+        }
+        #expect(cookieReply.first == 6 && cookieReply.count == SecureDatagram.cookieReplyLength)
+        guard case .handshake(let withMAC?) = pair.a.receive(cookieReply[...], from: "b", now: pair.now) else {
+            Issue.record("the cookie was not answered")
+            return
+        }
+        #expect(withMAC.prefix(112) == initiation.prefix(112) && withMAC.suffix(16) != initiation.suffix(16))
+        #expect(pair.a.receive(cookieReply[...], from: "b", now: pair.now) == .handshake(reply: nil))
+        // B answers the MAC from the address's proven budget, a flood from the address or not.
+        guard case .handshake(let response?) = pair.b.receive(withMAC[...], from: "a", now: pair.now) else {
+            Issue.record("the initiation with the cookie's MAC was not answered")
+            return
+        }
+        #expect(response.first == 2)
+    }
+
+    /// A cookie reply must answer an initiation of ours: one a blind stranger makes up (the
+    /// index right, but not knowing the initiation) is refused and changes nothing.
+    @Test func aCookieReplyThatAnswersNoInitiationOfOursIsRefused() throws {
+        var pair = ChannelPair()
+        let initiation = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        let index = UInt32(initiation[4]) << 24 | UInt32(initiation[5]) << 16 | UInt32(initiation[6]) << 8 | UInt32(initiation[7])
+        let forged = SecureDatagram.cookieReply(
+            receiverIndex: index, cookie: [UInt8](repeating: 9, count: SecureDatagram.cookieLength),
+            tag: [UInt8](repeating: 1, count: SecureDatagram.cookieLength)).serialized()
+        #expect(forged.count <= initiation.count)
+        #expect(pair.a.receive(forged[...], from: "b", now: pair.now) == .dropped)
+        #expect(pair.a.counters.badHandshakes == 1)
+        pair.now += ChannelPair.Channel.Configuration.second
+        let retry = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        #expect(retry == initiation, "the initiation is sent again unchanged, without a MAC")
     }
 
     @Test(arguments: [false, true]) func rekeyingReplacesKeysWithoutLosingAPacket(deferred: Bool) throws {

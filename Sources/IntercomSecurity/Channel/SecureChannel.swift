@@ -37,6 +37,14 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         /// the way), forward secrecy does not lapse silently. Longer than `rekeyInterval` plus
         /// the responder's 30 s, so that either side's renewal comes first.
         public var rejectAfter: UInt64 = 180 * Self.second
+        /// The secret cookies are made with is replaced this often (a cookie from the secret
+        /// before still counts), and a cookie we were given is used for this long.
+        public var cookieLifetime: UInt64 = 120 * Self.second
+        /// The host of an address (without its port): the ports of one host that proved
+        /// themselves with cookies share one budget, so that one who owns a host cannot draw
+        /// a budget for each of its ports. The default, the whole address, suits addresses
+        /// without ports.
+        public var host: @Sendable (Address) -> String = { String(describing: $0) }
         public var limits = SecurityLimits()
         /// Hand the handshakes' Diffie–Hellman work to the caller (`takeWork`, `perform`,
         /// `apply`) so that it runs on another thread than the one that moves packets; when
@@ -76,6 +84,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var rekeys = 0
         /// Sessions that moved to a new address with an authenticated packet.
         public var roams = 0
+        /// Initiations over the budget answered with a cookie instead of a handshake.
+        public var cookieReplies = 0
     }
 
     public private(set) var counters = Counters()
@@ -181,6 +191,12 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     /// who spoofs such an address spends only that address's budget; the table holds at most
     /// the addresses of sessions and of our initiations, both bounded.
     private var knownBudgets: [Address: TokenBucket] = [:]
+    /// Hosts that proved themselves with a cookie's MAC, each with a budget (`takeProvenBudget`).
+    private var provenBudgets: [String: (bucket: TokenBucket, lastUsed: UInt64)] = [:]
+    /// The secret our cookies are made with, the one before it, and when it was made.
+    private var cookieSecrets: (current: [UInt8], previous: [UInt8]?, madeAt: UInt64)?
+    /// Cookies responders gave us, by their address: our initiations there carry a MAC under them.
+    private var cookies: [Address: (cookie: [UInt8], received: UInt64)] = [:]
 
     public init(configuration: Configuration, isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
         self.configuration = configuration
@@ -246,11 +262,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         case .transport(let kind, let receiverIndex, let counter, _):
             return open(kind: kind, index: receiverIndex, counter: counter, datagram: bytes, from: address, now: now)
         case .initiation(let senderIndex, let message):
-            return respond(to: message, senderIndex: senderIndex, from: address, now: now)
+            return respond(to: message, senderIndex: senderIndex, datagram: bytes, from: address, now: now)
         case .response(let senderIndex, let receiverIndex, let message):
             return finish(message, senderIndex: senderIndex, receiverIndex: receiverIndex, from: address, now: now)
         case .finish(let receiverIndex, let message):
             return complete(message, receiverIndex: receiverIndex, from: address, now: now)
+        case .cookieReply(let receiverIndex, let cookie, let tag):
+            return takeCookie(cookie, tag: tag, receiverIndex: receiverIndex, from: address, now: now)
         }
     }
 
@@ -298,7 +316,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     /// Noise message 1 from anyone: answered (with fewer bytes) while the budget allows.
-    private mutating func respond(to message: [UInt8], senderIndex: UInt32, from address: Address, now: UInt64) -> Received {
+    private mutating func respond(
+        to message: [UInt8], senderIndex: UInt32, datagram: ArraySlice<UInt8>, from address: Address, now: UInt64
+    ) -> Received {
         if let ours = initiations[address] {
             // Both sides started at once: the initiation with the smaller ephemeral key goes on.
             // Message 1 is not authenticated (anyone can send one "from" the peer's address), so
@@ -307,11 +327,114 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             let ourEphemeral = ours.message[8..<(8 + NoiseXXHandshake.keyLength)]
             if ourEphemeral.lexicographicallyPrecedes(message.prefix(NoiseXXHandshake.keyLength)) { return .handshake(reply: nil) }
         }
+        if carriesValidCookieMAC(datagram, from: address, now: now) {
+            // Only who receives at this address could have read the cookie the MAC is made with:
+            // the address is not spoofed, and has a budget no spoofed flood can spend.
+            guard takeProvenBudget(for: address, now: now) else {
+                counters.rateLimited += 1
+                return .dropped
+            }
+            return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
+        }
         guard takeHandshakeBudget(for: address, now: now) else {
+            // Over budget: a cookie for the address instead of a handshake, costing two MACs and
+            // no Diffie–Hellman, in fewer bytes than the initiation (WireGuard's cookie reply).
+            // The real owner of the address gets it and proves itself in its next initiation;
+            // one who only spoofs the address never sees it.
             counters.rateLimited += 1
-            return .dropped
+            counters.cookieReplies += 1
+            let cookie = cookie(for: address, secret: cookieSecret(now: now).current)
+            let tag = Self.cookieReplyTag(cookie, initiation: datagram)
+            return .handshake(reply: SecureDatagram.cookieReply(receiverIndex: senderIndex, cookie: cookie, tag: tag).serialized())
         }
         return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
+    }
+
+    // MARK: Cookies
+
+    /// The secret cookies are made with, replaced every `cookieLifetime`, and the one before.
+    private mutating func cookieSecret(now: UInt64) -> (current: [UInt8], previous: [UInt8]?) {
+        if let secrets = cookieSecrets, now - min(now, secrets.madeAt) < configuration.cookieLifetime {
+            return (secrets.current, secrets.previous)
+        }
+        // The one before counts only while its cookies may still be in use: one lifetime on.
+        let previous = cookieSecrets.flatMap { now - min(now, $0.madeAt) < 2 * configuration.cookieLifetime ? $0.current : nil }
+        let made = (current: Sodium.randomBytes(32), previous: previous, madeAt: now)
+        cookieSecrets = made
+        return (made.current, made.previous)
+    }
+
+    /// The cookie for `address`: a MAC of its description (a socket address's host and port)
+    /// under the secret, so that only the secret's holder makes it and only the address gets it.
+    private func cookie(for address: Address, secret: [UInt8]) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: secret, Self.cookieLabel, Array(String(describing: address).utf8)).prefix(SecureDatagram.cookieLength))
+    }
+
+    private static var cookieLabel: [UInt8] { Array("intercom cookie".utf8) }
+    private static var cookieReplyLabel: [UInt8] { Array("intercom cookie reply".utf8) }
+
+    /// The bytes of an initiation that its MAC covers: all before the MAC.
+    private static func macCovered(_ initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(initiation.prefix(SecureDatagram.initiationLength - SecureDatagram.cookieLength))
+    }
+
+    private static func initiationMAC(_ cookie: [UInt8], initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: cookie, macCovered(initiation)).prefix(SecureDatagram.cookieLength))
+    }
+
+    /// Binds a cookie reply to the initiation it answers: only who saw the initiation (its
+    /// sender, or someone on the path) can make it, so a blind stranger cannot feed us cookies.
+    private static func cookieReplyTag(_ cookie: [UInt8], initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: cookie, cookieReplyLabel, macCovered(initiation)).prefix(SecureDatagram.cookieLength))
+    }
+
+    private mutating func carriesValidCookieMAC(_ datagram: ArraySlice<UInt8>, from address: Address, now: UInt64) -> Bool {
+        let mac = Array(datagram.suffix(SecureDatagram.cookieLength))
+        guard mac.contains(where: { $0 != 0 }) else { return false }
+        let secrets = cookieSecret(now: now)
+        return [secrets.current, secrets.previous].contains { secret in
+            secret.map { Sodium.constantTimeEqual(mac, Self.initiationMAC(cookie(for: address, secret: $0), initiation: datagram)) } ?? false
+        }
+    }
+
+    /// An address that proved with a cookie that it is not spoofed: a budget for its host, in a
+    /// table as large as the session table, the least recently used let go when it is full.
+    private mutating func takeProvenBudget(for address: Address, now: UInt64) -> Bool {
+        let limits = configuration.limits
+        let host = configuration.host(address)
+        if provenBudgets[host] == nil, provenBudgets.count >= limits.sessions,
+           let stalest = provenBudgets.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
+            provenBudgets[stalest] = nil
+        }
+        var entry = provenBudgets[host] ?? (TokenBucket(perSecond: limits.peerHandshakesPerSecond, burst: limits.peerHandshakeBurst), now)
+        entry.lastUsed = now
+        defer { provenBudgets[host] = entry }
+        return entry.bucket.take(now: now)
+    }
+
+    /// A cookie reply to our initiation: kept for the address, and the initiation sent again at
+    /// once with its MAC (the reply goes back where the cookie came from). Only a new cookie is
+    /// answered at once: one we already used did not get us through, and answering it again
+    /// would bounce between the two sides as fast as the link allows; the retry timer sends
+    /// the next initiation.
+    private mutating func takeCookie(_ cookie: [UInt8], tag: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        guard var initiation = initiations[address], initiation.localIndex == receiverIndex,
+              Sodium.constantTimeEqual(tag, Self.cookieReplyTag(cookie, initiation: initiation.message)) else {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        let isNew = cookies[address]?.cookie != cookie
+        cookies[address] = (cookie, now)
+        guard isNew else { return .handshake(reply: nil) }
+        initiation.sentAt = now
+        initiations[address] = initiation
+        return .handshake(reply: withCookieMAC(initiation.message, to: address, now: now))
+    }
+
+    /// An initiation to `address` with the MAC under the cookie it gave us, while that is fresh.
+    private func withCookieMAC(_ initiation: [UInt8], to address: Address, now: UInt64) -> [UInt8] {
+        guard let given = cookies[address], now - min(now, given.received) < configuration.cookieLifetime else { return initiation }
+        return Self.macCovered(initiation) + Self.initiationMAC(given.cookie, initiation: initiation)
     }
 
     private mutating func takeHandshakeBudget(for address: Address, now: UInt64) -> Bool {
@@ -459,7 +582,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             let localIndex = freshIndex()
             let datagram = SecureDatagram.initiation(senderIndex: localIndex, message: message).serialized()
             initiations[address] = Initiation(localIndex: localIndex, handshake: handshake, message: datagram, sentAt: now)
-            return [(datagram, address)]
+            return [(withCookieMAC(datagram, to: address, now: now), address)]
         }
     }
 
@@ -546,7 +669,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 if now - min(now, initiation.sentAt) >= configuration.retryInterval {
                     initiation.sentAt = now
                     initiations[address] = initiation
-                    out.append((initiation.message, address))
+                    out.append((withCookieMAC(initiation.message, to: address, now: now), address))
                 }
                 continue
             }
@@ -582,6 +705,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         responses = responses.filter { now - min(now, $0.value.createdAt) < configuration.limits.halfOpenLifetime }
         untrustedUntil = untrustedUntil.filter { now < $0.value }
         knownBudgets = knownBudgets.filter { isKnown($0.key) }
+        cookies = cookies.filter { now - min(now, $0.value.received) < configuration.cookieLifetime }
         if initiations.count > configuration.limits.sessions {
             for (address, initiation) in initiations where now - min(now, initiation.sentAt) > configuration.idleTimeout {
                 initiations[address] = nil
