@@ -87,6 +87,22 @@ public enum PrivateFile {
         }
     }
 
+    /// Removes the temporary files of `name` (its name, a dot and a suffix) that a writer killed
+    /// mid-write left behind. Only under the lock that every writer of `name` holds: then no
+    /// other writer is making one.
+    static func removeLeftovers(of name: String, in directory: StateDirectory.Handle) {
+        let copy = dup(directory.descriptor)
+        guard copy >= 0, let stream = fdopendir(copy) else { return }
+        defer { closedir(stream) }
+        let prefix = name + "."
+        var leftovers: [String] = []
+        while let entry = readdir(stream) {
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if entryName.hasPrefix(prefix), entryName.count > prefix.count { leftovers.append(entryName) }
+        }
+        for leftover in leftovers { unlinkat(directory.descriptor, leftover, 0) }
+    }
+
     /// Holds an exclusive lock on `name` (created 0600) while `body` runs: one writer at a time.
     static func withLock<T>(_ name: String, in directory: StateDirectory.Handle, _ body: () throws -> T) throws -> T {
         let descriptor = openat(directory.descriptor, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)

@@ -109,6 +109,7 @@ public struct TrustedDeviceStore: Sendable {
     private func modify(_ change: (inout [TrustedDevice]) throws -> Void) throws {
         let handle = try directory.prepare()
         try PrivateFile.withLock(Self.lockName, in: handle) {
+            PrivateFile.removeLeftovers(of: Self.fileName, in: handle)
             var devices = try load(in: handle)
             try change(&devices)
             try PrivateFile.replace(Self.fileName, in: handle, Array(try Self.encoder.encode(devices)))

@@ -37,6 +37,9 @@ struct StateFileCrashTests {
                 #expect(newest == last || newest == last + 1, "after kill \(kills): version \(newest) on disk, \(last) reported")
                 written = newest
                 _ = try DeviceIdentity.loadOrCreate(in: directory)
+                // What a killed writer leaves behind, the next one clears: never more than one.
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("trusted.json.") }
+                #expect(leftovers.count <= 1, "\(leftovers)")
             }
             #expect(written >= 200 && kills >= 30, "\(written) versions, \(kills) kills in 20 s")
         }
