@@ -41,12 +41,23 @@ extension EndToEndTests {
             /// Initiations with ephemeral keys of 32 zero bytes or random ones, `perSecond` each
             /// way between the two ports, until `stop`.
             func flood(between a: Int, and b: Int, perSecond: Int) {
+                flood(perSecond: perSecond) { _ in [(a, b), (b, a)] }
+            }
+
+            /// Initiations at `port` from as many source ports as there are initiations.
+            func flood(at port: Int, perSecond: Int) {
+                flood(perSecond: perSecond) { noise in [(Int(1_024 + noise.next() % 60_000), port)] }
+            }
+
+            /// Every 10 ms, a hundredth of `perSecond` rounds of initiations, each round from and
+            /// to the ports `pairs` gives.
+            private func flood(perSecond: Int, _ pairs: @escaping @Sendable (inout SeededNoise) -> [(from: Int, to: Int)]) {
                 Thread {
                     var noise = SeededNoise(seed: 17)
                     let padding = [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength)
                     while !self.isStopped {
                         for _ in 0..<(perSecond / 100) {
-                            for (from, to) in [(a, b), (b, a)] {
+                            for (from, to) in pairs(&noise) {
                                 let key = noise.next() % 2 == 0
                                     ? [UInt8](repeating: 0, count: 32) : (0..<32).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
                                 let forged = SecureDatagram.initiation(senderIndex: UInt32(truncatingIfNeeded: noise.next()), message: key + padding)
@@ -103,6 +114,28 @@ extension EndToEndTests {
             #expect(CallFixtures.correlation(run) > 0.8, "B heard A")
             // At 100 packets a second, fewer than 300 unsent: the session was up within 3 s.
             #expect(run.speaker.security.unsentNoSession < 300, "\(run.speaker.security.unsentNoSession) packets before the session")
+        }
+
+        /// 2,000 initiations a second from as many source ports at B, from before A joins until
+        /// the call ends, while the two renew their keys every second: A is heard within 3 s of
+        /// starting, and no renewal leaves a gap.
+        @Test func aFloodFromManyAddressesLetsAPairedDeviceJoinAndRenewWithoutAGap() throws {
+            let listenerPort = freeUDPPort()
+            let spoofer = Spoofer()
+            try #require(spoofer.isOpen, "no raw socket")
+            spoofer.flood(at: listenerPort, perSecond: 2_000)
+            defer { spoofer.stop() }
+            let run = try CallFixtures.twoPeerCall(
+                speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"], listenerPort: listenerPort)
+            spoofer.stop()
+            #expect(spoofer.sent > 5_000)
+            #expect(run.listener.security.rateLimited > 1_000, "the flood reached B")
+            #expect(run.speaker.security.unsentNoSession < 300, "\(run.speaker.security.unsentNoSession) packets before the session")
+            let rekeys = run.speaker.security.rekeys + run.listener.security.rekeys
+            #expect(rekeys >= 4, "\(rekeys) rekeys")
+            let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
+            let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
+            #expect(alignment.correlation > 0.8 && gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks silent, at \(gaps.at) s")
         }
     }
 }
