@@ -2,6 +2,7 @@ import Foundation
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Synchronization
 import Testing
 import TestSupport
 
@@ -229,6 +230,31 @@ extension EndToEndTests {
             let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
             #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent, at \(gaps.at) s of the input")
             #expect(run.listener.lost == 0)
+        }
+
+        /// A man in the middle reads each handshake response on its way to A and, before passing
+        /// it on, sends B a junk message 3 with the receiver index it just read (from the address
+        /// B hears A at), so that junk reaches B before every real message 3, at the call's set-up
+        /// and at each renewal (every second): the call is heard as if nothing happened.
+        @Test func junkMessageThreeBeforeEveryRealOneLeavesTheCallAlone() throws {
+            let listenerPort = freeUDPPort()
+            let injected = Mutex(0)
+            let forwarder = RecordingForwarder(toB: listenerPort) { datagram, sendToB in
+                guard datagram.first == 2, datagram.count == SecureDatagram.responseLength else { return }
+                // The response's sender index is the index B's message 3 must name.
+                let junk = [3, 1, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
+                sendToB(junk)
+                injected.withLock { $0 += 1 }
+            }
+            defer { forwarder.stop() }
+            let run = try CallFixtures.twoPeerCall(
+                speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"], listenerPort: listenerPort, speakerTarget: forwarder.port)
+            let count = injected.withLock { $0 }
+            #expect(count >= 4 && run.listener.security.badHandshakes >= count, "\(count) injected, \(run.listener.security.badHandshakes) refused")
+            #expect(run.speaker.security.unsentNoSession < 300, "\(run.speaker.security.unsentNoSession) packets before the session")
+            let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
+            let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
+            #expect(alignment.correlation > 0.8 && gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks silent, at \(gaps.at) s")
         }
 
         @Test func threeDevicesThatPairedPairwiseAllHearTheTalker() throws {
