@@ -7,11 +7,15 @@ import IntercomCore
 ///
 /// Rules it keeps (Docs/security.md):
 /// - nothing but an authenticated, fresh transport packet yields plaintext;
-/// - a handshake is only answered with fewer bytes than it came with, at a bounded rate, and
-///   keeps a bounded number of half-open states;
+/// - nothing unauthenticated changes a session or a handshake in progress (a forged message 1
+///   cancels no initiation, a forged message 3 ends no half-open handshake);
+/// - a handshake is only answered with fewer bytes than it came with, at a bounded rate (a
+///   budget per peer's address, one per host proven by a cookie, one shared by strangers;
+///   over it, a cookie reply), and keeps a bounded number of half-open states;
 /// - a session is only made with a device `isTrusted` accepts, and only sends to the address an
 ///   authenticated packet last came from;
-/// - a new handshake never disturbs the session in use until it has finished.
+/// - a new handshake never disturbs the session in use until it has finished and, for its
+///   initiator, until the peer has used it; no session is used past `rejectAfter`.
 public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public struct Configuration: Sendable {
         public var staticPrivateKey: [UInt8]
