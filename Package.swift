@@ -105,6 +105,8 @@ let package = Package(
             dependencies: ["IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP", "IntercomSecurity", "TestSupport"],
             swiftSettings: strict
         ),
+        // A helper process for the state files' crash test: rewrites a trusted list until killed.
+        .executableTarget(name: "StateWriter", dependencies: ["IntercomIO"], path: "Tests/StateWriter", swiftSettings: strict),
         // Fixtures shared by the test targets: synthetic speech, signal measures, child processes.
         .target(name: "TestSupport", dependencies: ["IntercomCore"], path: "Tests/TestSupport", swiftSettings: strict),
     ]

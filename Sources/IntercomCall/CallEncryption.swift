@@ -48,7 +48,10 @@ final class CallEncryption {
         fingerprint = Fingerprint(publicKey: security.identity.publicKey).description
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
         configuration.rekeyInterval = MediaTime.nanoseconds(security.rekeyInterval)
+        // WireGuard's margin (renew at 120 s, refuse at 180 s) for a renewal interval set longer.
+        configuration.rejectAfter = max(configuration.rejectAfter, MediaTime.nanoseconds(security.rekeyInterval + .seconds(60)))
         configuration.defersHandshakes = true
+        configuration.host = { $0.host }
         channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
     }
 
@@ -139,7 +142,7 @@ final class CallEncryption {
             encrypted: true, authFailPackets: counters.authenticationFailures + unencryptedPackets, replayPackets: counters.replays,
             rateLimited: counters.rateLimited, rekeys: counters.rekeys, handshakes: counters.handshakes,
             untrustedHandshakes: counters.untrusted, badHandshakes: counters.badHandshakes, roams: counters.roams,
-            fingerprint: fingerprint
+            cookieReplies: counters.cookieReplies, fingerprint: fingerprint
         )
     }
 }
@@ -158,6 +161,8 @@ public struct SecurityStatistics: Codable, Sendable, Equatable {
     public var untrustedHandshakes = 0
     public var badHandshakes = 0
     public var roams = 0
+    /// Initiations over the handshake budget answered with a cookie (a stranger's flood, or load).
+    public var cookieReplies = 0
     /// RTP packets not sent to a peer because its session was not up yet (the call's start).
     public var unsentNoSession = 0
     /// This device's fingerprint.

@@ -39,6 +39,9 @@ public final class DaemonPairing: Sendable {
             return true
         }
         guard started else { return "error: a pairing is already running\n" }
+        // The code goes only to the asker, over the owner-only status socket: the log is read by
+        // more people (members of adm or systemd-journal), and a code is a key to this device.
+        if printed != nil { logger.notice("pairing: a code was issued over the status socket") }
         var options = PairingSession.Options()
         options.code = code
         options.waitingCode = printed

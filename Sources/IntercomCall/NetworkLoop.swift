@@ -113,15 +113,26 @@ final class NetworkLoop {
             case .configured(let address):
                 peers.add(address, origin: .configured, now: now)
             case .appeared(let name, let address):
-                if let previous = discoveredAddresses[name], previous != address { leave(previous) }
+                if let previous = discoveredAddresses[name], previous != address { stopCalling(previous) }
                 discoveredAddresses[name] = address
                 peers.add(address, origin: .discovered, now: now)
                 peers.update(address) { if $0.name == nil { $0.name = name } }
             case .disappeared(let name):
                 guard let address = discoveredAddresses.removeValue(forKey: name) else { continue }
-                leave(address)
+                stopCalling(address)
             }
         }
+    }
+
+    /// Discovery says a peer left, or moved to another address. mDNS is not authenticated:
+    /// anyone can send a goodbye or a new SRV record for a peer's service. So where the peer has
+    /// a session, this only stops calling it there: the peer stays as one that reached us, and
+    /// its session stays until it falls silent (the keepalive timeout), says goodbye in an
+    /// authenticated BYE, or moves with an authenticated packet (roaming). Without a session
+    /// (or encryption) there is nothing better to go by, and the peer leaves at once.
+    private func stopCalling(_ address: SocketAddress) {
+        guard let encryption, encryption.channel.canSend(to: address) else { return leave(address) }
+        peers.update(address) { $0.origin = .learned }
     }
 
     /// Notes a peer heard from; a learned one the table pushed out for it is forgotten.

@@ -13,7 +13,8 @@ public final class PairingSession: Sendable {
     public struct Options: Sendable {
         /// The code; nil: make one (or use `waitingCode`), print it and wait.
         public var code: String?
-        /// The code to wait with, made by the caller (a daemon that already told it).
+        /// The code to wait with, made by the caller (a daemon that already told it). It is never
+        /// passed to `say`: a daemon's `say` is its log, which others may read (adm, the journal).
         public var waitingCode: String?
         /// The device to call, without discovery.
         public var peer: SocketAddress?
@@ -53,7 +54,8 @@ public final class PairingSession: Sendable {
         let ownFingerprint = Fingerprint(publicKey: identity.publicKey)
         let code = options.code ?? options.waitingCode ?? makePairingCode()
         let waitsOnly = options.code == nil
-        if waitsOnly { say("code: \(code)") }
+        // Only a code made here is told here; one the caller made, the caller has told the owner.
+        if waitsOnly, options.waitingCode == nil { say("code: \(code)") }
 
         var responder = PairingResponder(code: code, staticKey: identity.publicKey, name: options.name, deadline: deadline)
         var initiator: (exchange: PairingInitiator, target: SocketAddress, sentAt: UInt64)?

@@ -200,11 +200,29 @@ struct IdentityOptions: ParsableArguments {
     }
 
     func identity() throws -> DeviceIdentity {
-        try DeviceIdentity.loadOrCreate(in: directory())
+        try refusingUnsafeState { try DeviceIdentity.loadOrCreate(in: directory()) }
     }
 
+    /// The trusted list, read once here so that one that is not safely ours stops the command
+    /// at once (a call that met it later would trust nobody, silently).
     func trustedDevices() throws -> TrustedDeviceStore {
-        TrustedDeviceStore(directory: try directory())
+        let store = TrustedDeviceStore(directory: try directory())
+        _ = try refusingUnsafeState { try store.load() }
+        return store
+    }
+
+    /// State that is there but not safely ours (a directory another user owns or may write, a
+    /// key file open to others) is a configuration fault (78) that names the path: it needs
+    /// the owner's attention, and a restart will not fix it.
+    private func refusingUnsafeState<T>(_ step: () throws -> T) throws -> T {
+        do {
+            return try step()
+        } catch let error as StateDirectoryError where error.isUnsafe {
+            throw Failure(.configuration, error)
+        } catch let error as PrivateFileError {
+            if case .unsafe = error { throw Failure(.configuration, error) }
+            throw error
+        }
     }
 
     /// The identity and trusted list an encrypted call uses.

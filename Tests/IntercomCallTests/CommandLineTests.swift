@@ -45,6 +45,45 @@ import TestSupport
         return (status, process.standardError)
     }
 
+    /// State that is not safely ours stops a call and the state commands with 78 and the path:
+    /// a state directory another user owns, an identity others may read (0644), a trusted list
+    /// others may change (0666), a directory others may write. Nothing is made or changed there.
+    @Test func unsafeStateIsRefusedWithItsPath() throws {
+        let call = ["--no-discovery", "--port", "\(freeUDPPort())", "--duration", "1"]
+        let foreign: String
+        if geteuid() == 0 {
+            foreign = temporaryPath("foreign-state")
+            try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: true)
+            chmod(foreign, 0o700)
+            chown(foreign, 65534, 65534)
+        } else {
+            foreign = "/usr"  // root's
+        }
+        for command in [call, ["paired"], ["peers", "--wait", "0"]] {
+            let refused = try Self.failure(command + ["--state-dir", foreign])
+            #expect(refused.status == 78 && refused.errors.contains(foreign) && refused.errors.contains("belongs to user"), "\(command): \(refused)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: foreign + "/identity"))
+
+        let state = temporaryPath("loose-state")
+        #expect(spawnAndWait([ChildProcess.intercomPath, "paired", "--state-dir", state]).status == 0)
+        let identity = state + "/identity", trusted = state + "/trusted.json"
+        chmod(identity, 0o644)
+        let looseKey = try Self.failure(call + ["--state-dir", state])
+        #expect(looseKey.status == 78 && looseKey.errors.contains(identity) && looseKey.errors.contains("0644"), "\(looseKey)")
+        chmod(identity, 0o600)
+        try Data("[]".utf8).write(to: URL(fileURLWithPath: trusted))
+        chmod(trusted, 0o666)
+        for command in [call, ["paired"]] {
+            let looseList = try Self.failure(command + ["--state-dir", state])
+            #expect(looseList.status == 78 && looseList.errors.contains(trusted) && looseList.errors.contains("0666"), "\(command): \(looseList)")
+        }
+        chmod(trusted, 0o600)
+        chmod(state, 0o777)
+        let shared = try Self.failure(call + ["--state-dir", state])
+        #expect(shared.status == 78 && shared.errors.contains(state) && shared.errors.contains("writable by others"), "\(shared)")
+    }
+
     @Test func everyKindOfFailureHasItsOwnExitCode() throws {
         let port = "\(freeUDPPort())"
         let call = ["--no-discovery", "--port", port, "--duration", "1"]

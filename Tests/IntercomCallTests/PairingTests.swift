@@ -69,12 +69,14 @@ extension EndToEndTests {
             #expect(late.wait(seconds: 15) == 75)
         }
 
+        /// The code reaches the asker over the status socket and nowhere else: the daemon's log
+        /// (here its stderr, even at --verbose) says only that one was issued.
         @Test func aRunningDaemonPairsItsOwnIdentityThroughItsStatusSocket() throws {
             let (pi, laptop) = (try Device("pi"), try Device("laptop"))
             let socket = temporaryPath("pair-status.sock")
             let daemon = try ChildProcess.intercom(["daemon", "--status-socket", socket, "--no-discovery", "--port", "\(freeUDPPort())",
                                                     "--input-file", try SpeechFixture.wavFile(SpeechFixture.sentence).path,
-                                                    "--output-file", temporaryPath("pi.wav"), "--duration", "20"] + pi.arguments)
+                                                    "--output-file", temporaryPath("pi.wav"), "--duration", "20", "--verbose"] + pi.arguments)
             defer { daemon.signal(SIGTERM) }
             var started = Date()
             while access(socket, F_OK) != 0, Date().timeIntervalSince(started) < 10 { usleep(50_000) }
@@ -96,6 +98,12 @@ extension EndToEndTests {
             #expect(asker.standardOutput.contains("paired with laptop"), "\(asker.standardOutput)")
             #expect(try pi.trusted.trustedKeys() == [laptop.identity.publicKey])
             #expect(try laptop.trusted.trustedKeys() == [pi.identity.publicKey])
+            daemon.signal(SIGTERM)
+            _ = daemon.wait(seconds: 10)
+            #expect(daemon.standardError.contains("a code was issued"), "\(daemon.standardError)")
+            // Compared number by number: a longer number that happens to hold the six digits is not the code.
+            let numbers = daemon.standardError.split { !$0.isNumber }.map(String.init)
+            #expect(code.count == 6 && !numbers.contains(code), "the code is in the daemon's log: \(daemon.standardError)")
         }
 
         @Test func bothDevicesGivenTheSameCodePairAndAnUnansweredCodeTimesOut() throws {

@@ -2,6 +2,7 @@ import Foundation
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Synchronization
 import Testing
 import TestSupport
 
@@ -130,6 +131,7 @@ extension EndToEndTests {
             var sentBytes = 0
             var receivedBytes = 0
             var answers = 0
+            var cookieReplies = 0
             var floodSent = 0
             var floodSeconds = 0.0
             let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], text: SpeechFixture.sentence, listenerPort: listenerPort) { _ in
@@ -158,12 +160,16 @@ extension EndToEndTests {
                 }
                 while let reply = stranger.receive(timeout: 0.5) {
                     receivedBytes += reply.bytes.count
-                    answers += 1
+                    // Over the budget, a cookie reply (no Diffie–Hellman) rather than a response.
+                    if reply.bytes.first == 6, reply.bytes.count == SecureDatagram.cookieReplyLength { cookieReplies += 1 } else { answers += 1 }
                 }
                 floodSeconds = Date().timeIntervalSince(start)
             }
             #expect(floodSent > 2_000)
-            #expect(receivedBytes <= sentBytes / 10, "answered \(receivedBytes) bytes to \(sentBytes)")
+            // Cookie replies are 40 bytes to each 128; responses, within the budget, 108.
+            #expect(receivedBytes * 3 <= sentBytes, "answered \(receivedBytes) bytes to \(sentBytes)")
+            // (The stranger's socket, read only after the flood, holds a few hundred of them.)
+            #expect(cookieReplies > 0 && cookieReplies <= run.listener.security.cookieReplies, "\(cookieReplies) cookie replies received")
             // The budget: a burst, then a steady rate, over however long the flood took to be read.
             let limits = SecurityLimits()
             let budget = Int(limits.handshakeBurst + limits.handshakesPerSecond * floodSeconds) + 2
@@ -224,6 +230,31 @@ extension EndToEndTests {
             let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
             #expect(gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks came out silent, at \(gaps.at) s of the input")
             #expect(run.listener.lost == 0)
+        }
+
+        /// A man in the middle reads each handshake response on its way to A and, before passing
+        /// it on, sends B a junk message 3 with the receiver index it just read (from the address
+        /// B hears A at), so that junk reaches B before every real message 3, at the call's set-up
+        /// and at each renewal (every second): the call is heard as if nothing happened.
+        @Test func junkMessageThreeBeforeEveryRealOneLeavesTheCallAlone() throws {
+            let listenerPort = freeUDPPort()
+            let injected = Mutex(0)
+            let forwarder = RecordingForwarder(toB: listenerPort) { datagram, sendToB in
+                guard datagram.first == 2, datagram.count == SecureDatagram.responseLength else { return }
+                // The response's sender index is the index B's message 3 must name.
+                let junk = [3, 1, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
+                sendToB(junk)
+                injected.withLock { $0 += 1 }
+            }
+            defer { forwarder.stop() }
+            let run = try CallFixtures.twoPeerCall(
+                speaker: ["--rekey-seconds", "1"], listener: ["--rekey-seconds", "1"], listenerPort: listenerPort, speakerTarget: forwarder.port)
+            let count = injected.withLock { $0 }
+            #expect(count >= 4 && run.listener.security.badHandshakes >= count, "\(count) injected, \(run.listener.security.badHandshakes) refused")
+            #expect(run.speaker.security.unsentNoSession < 300, "\(run.speaker.security.unsentNoSession) packets before the session")
+            let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
+            let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
+            #expect(alignment.correlation > 0.8 && gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks silent, at \(gaps.at) s")
         }
 
         @Test func threeDevicesThatPairedPairwiseAllHearTheTalker() throws {

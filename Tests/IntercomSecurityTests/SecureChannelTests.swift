@@ -63,6 +63,22 @@ struct ChannelPair {
         return heard
     }
 
+    /// Hands one datagram to `receiver` and returns what that brings back: its reply and the
+    /// messages its deferred work sends.
+    mutating func hand(_ bytes: [UInt8], to receiver: String, from sender: String) -> [[UInt8]] {
+        let result = receiver == "a" ? a.receive(bytes[...], from: sender, now: now) : b.receive(bytes[...], from: sender, now: now)
+        var out: [[UInt8]] = []
+        if case .handshake(let reply?) = result { out.append(reply) }
+        return out + runDeferredWork().map(\.bytes)
+    }
+
+    /// A starts a handshake with B and B answers: returns A's message 3, not yet delivered.
+    mutating func messageThreeHeldBack() throws -> [UInt8] {
+        let initiation = try #require((a.maintain(wanted: ["b"], now: now).map(\.bytes) + runDeferredWork().map(\.bytes)).first)
+        let response = try #require(hand(initiation, to: "b", from: "a").first)
+        return try #require(hand(response, to: "a", from: "b").first)
+    }
+
     /// A asks for B, and both sides handshake.
     mutating func connect() {
         let out = a.maintain(wanted: ["b"], now: now)
@@ -157,21 +173,147 @@ struct SecureChannelTests {
     @Test func aFloodOfInitiationsIsRateLimitedAndHalfOpenStateStaysBounded() {
         var pair = ChannelPair()
         var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
-        var answered = 0
+        var (answered, cookies) = (0, 0)
         for attempt in 0..<2_000 {
             let now = pair.now + UInt64(attempt) * 500_000  // 2,000 per second for one second
             let out = stranger.maintain(wanted: ["b-\(attempt)"], now: now)
             for datagram in out {
                 if case .handshake(let reply?) = pair.b.receive(datagram.bytes[...], from: "stranger-\(attempt)", now: now) {
                     #expect(reply.count <= datagram.bytes.count)
-                    answered += 1
+                    // Over the budget, a cookie (no Diffie–Hellman) instead of a response.
+                    if reply.first == 6 { cookies += 1 } else { answered += 1 }
                 }
             }
         }
         let limits = SecurityLimits()
         #expect(answered <= Int(limits.handshakeBurst + limits.handshakesPerSecond * 1.0) + 1)
-        #expect(pair.b.counters.rateLimited >= 2_000 - answered)
+        #expect(pair.b.counters.rateLimited >= 2_000 - answered && cookies == pair.b.counters.cookieReplies)
         #expect(pair.b.halfOpenCount <= limits.halfOpenHandshakes)
+    }
+
+    /// 2,000 initiations a second from as many addresses at B spend strangers' budget; a peer
+    /// with a session, and one B is calling, have budgets of their own. Both join and renewal
+    /// finish within a second of when they start, flood or not.
+    @Test(arguments: [true, false]) func aFloodFromManyAddressesStarvesNeitherAJoinNorARenewal(joinDuringFlood: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair { $0.rekeyInterval = 10 * second }
+        if !joinDuringFlood { pair.connect() }
+        var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        let flood = try #require(stranger.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        var sent = 0
+        var joinedAt: UInt64?
+        let start = pair.now
+        // 20 s in 10 ms steps: the join at once, the renewal due 10 s after it.
+        for step in 0..<2_000 {
+            pair.now = start + UInt64(step) * second / 100
+            for _ in 0..<20 {
+                _ = pair.b.receive(flood[...], from: "stranger-\(sent)", now: pair.now)
+                sent += 1
+            }
+            guard step % 10 == 0 else { continue }
+            // Both call each other, as discovered peers do.
+            _ = pair.deliver(pair.a.maintain(wanted: ["b"], now: pair.now), from: "a")
+            _ = pair.deliver(pair.b.maintain(wanted: ["a"], now: pair.now), from: "b")
+            if joinedAt == nil, pair.a.canSend(to: "b"), pair.b.canSend(to: "a") { joinedAt = pair.now }
+            if step % 50 == 0, joinedAt != nil {
+                _ = pair.deliver([(try pair.send("report", from: "a", kind: .rtcp), "b")], from: "a")
+                _ = pair.deliver([(try pair.send("report", from: "b", kind: .rtcp), "a")], from: "b")
+            }
+        }
+        #expect(pair.b.counters.rateLimited > 30_000, "the flood was refused")
+        let joined = try #require(joinedAt, "no session in 20 s of flood")
+        #expect(joined - start <= second, "joined after \(joined - start) ns")
+        #expect(pair.a.counters.rekeys >= 1 && pair.b.counters.rekeys >= 1, "renewed: \(pair.a.counters) \(pair.b.counters)")
+        #expect(pair.a.counters.rekeys + pair.b.counters.rekeys <= 4, "no more renewals than the interval asks for")
+        #expect(pair.deliver([(try pair.send("after", from: "a"), "b")], from: "a")["b"] == [Array("after".utf8)])
+    }
+
+    /// Initiations spoofed from each peer's own address, 200 a second both ways, spend that
+    /// address's budget; over it, each is answered with a cookie that goes to the real owner of
+    /// the address. The peers prove themselves with it and join within a second.
+    @Test(arguments: [false, true]) func aFloodSpoofedFromThePeersOwnAddressesIsOutlastedWithCookies(deferred: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var generator = SeededGenerator(seed: 5)
+        let padding = [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength)
+        var joinedAt: UInt64?
+        let start = pair.now
+        let calls = start + second
+        for step in 0..<300 {
+            pair.now = start + UInt64(step) * second / 100
+            // Two a step each way (200 a second), with keys of 32 zero bytes or random ones,
+            // each step before the peers' own messages.
+            for _ in 0..<2 {
+                let key = Bool.random(using: &generator)
+                    ? [UInt8](repeating: 0, count: NoiseXXHandshake.keyLength)
+                    : (0..<NoiseXXHandshake.keyLength).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let forged = SecureDatagram.initiation(senderIndex: UInt32.random(in: 1...UInt32.max, using: &generator), message: key + padding)
+                    .serialized()
+                // What each answers goes to the real owner of the spoofed address.
+                _ = pair.deliver([(forged, "b")], from: "a")
+                _ = pair.deliver([(forged, "a")], from: "b")
+            }
+            guard step % 10 == 0 else { continue }
+            // Both call each other, as discovered peers do. For the first second what they send
+            // is lost, while the flood spends every budget it can reach.
+            let fromA = pair.a.maintain(wanted: ["b"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+            let fromB = pair.b.maintain(wanted: ["a"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+            guard pair.now >= calls else { continue }
+            _ = pair.deliver(fromA, from: "a")
+            _ = pair.deliver(fromB, from: "b")
+            if joinedAt == nil, pair.a.canSend(to: "b"), pair.b.canSend(to: "a") { joinedAt = pair.now }
+        }
+        let joined = try #require(joinedAt, "no session in 2 s of flood: \(pair.a.counters) \(pair.b.counters)")
+        #expect(joined - calls <= second, "joined after \(joined - calls) ns")
+        #expect(pair.a.counters.cookieReplies + pair.b.counters.cookieReplies > 500)
+        #expect(pair.deliver([(try pair.send("through", from: "a"), "b")], from: "a")["b"] == [Array("through".utf8)])
+    }
+
+    /// A cookie is answered with an initiation carrying its MAC once: the same cookie again
+    /// (it did not get us through) waits for the retry timer, so that the two sides never bounce
+    /// cookies and initiations between them as fast as the link allows.
+    @Test func theSameCookieTwiceIsAnsweredOnce() throws {
+        var pair = ChannelPair()
+        // B's budget for A's address (a stranger's to B: B does not call A) is spent by
+        // initiations spoofed from it.
+        var stranger = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        let spoofed = try #require(stranger.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        while pair.b.counters.cookieReplies == 0 { _ = pair.b.receive(spoofed[...], from: "a", now: pair.now) }
+        let initiation = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        guard case .handshake(let cookieReply?) = pair.b.receive(initiation[...], from: "a", now: pair.now) else {
+            Issue.record("no cookie reply")
+            return
+        }
+        #expect(cookieReply.first == 6 && cookieReply.count == SecureDatagram.cookieReplyLength)
+        guard case .handshake(let withMAC?) = pair.a.receive(cookieReply[...], from: "b", now: pair.now) else {
+            Issue.record("the cookie was not answered")
+            return
+        }
+        #expect(withMAC.prefix(112) == initiation.prefix(112) && withMAC.suffix(16) != initiation.suffix(16))
+        #expect(pair.a.receive(cookieReply[...], from: "b", now: pair.now) == .handshake(reply: nil))
+        // B answers the MAC from the address's proven budget, a flood from the address or not.
+        guard case .handshake(let response?) = pair.b.receive(withMAC[...], from: "a", now: pair.now) else {
+            Issue.record("the initiation with the cookie's MAC was not answered")
+            return
+        }
+        #expect(response.first == 2)
+    }
+
+    /// A cookie reply must answer an initiation of ours: one a blind stranger makes up (the
+    /// index right, but not knowing the initiation) is refused and changes nothing.
+    @Test func aCookieReplyThatAnswersNoInitiationOfOursIsRefused() throws {
+        var pair = ChannelPair()
+        let initiation = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        let index = UInt32(initiation[4]) << 24 | UInt32(initiation[5]) << 16 | UInt32(initiation[6]) << 8 | UInt32(initiation[7])
+        let forged = SecureDatagram.cookieReply(
+            receiverIndex: index, cookie: [UInt8](repeating: 9, count: SecureDatagram.cookieLength),
+            tag: [UInt8](repeating: 1, count: SecureDatagram.cookieLength)).serialized()
+        #expect(forged.count <= initiation.count)
+        #expect(pair.a.receive(forged[...], from: "b", now: pair.now) == .dropped)
+        #expect(pair.a.counters.badHandshakes == 1)
+        pair.now += ChannelPair.Channel.Configuration.second
+        let retry = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        #expect(retry == initiation, "the initiation is sent again unchanged, without a MAC")
     }
 
     @Test(arguments: [false, true]) func rekeyingReplacesKeysWithoutLosingAPacket(deferred: Bool) throws {
@@ -195,6 +337,68 @@ struct SecureChannelTests {
         #expect(delivered == 40 * 5 * 2)
         #expect(pair.a.counters.rekeys + pair.b.counters.rekeys >= 3)
         #expect(pair.a.sessionCount <= 2 && pair.b.sessionCount <= 2, "replaced sessions are let go")
+    }
+
+    /// At a rekey the initiator has the new keys before the peer does: its message 3 may be
+    /// lost, or still on its way. It keeps sending with the old session until the peer's first
+    /// authenticated packet on the new one shows the peer has it too.
+    @Test(arguments: [false, true]) func theInitiatorSendsWithTheOldSessionUntilThePeerUsesTheNewOne(deferred: Bool) throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair {
+            $0.rekeyInterval = 10 * second
+            $0.defersHandshakes = deferred
+        }
+        pair.connect()
+        for _ in 0..<10 {
+            // B's reports keep the session alive until the rekey is due.
+            _ = pair.deliver([(try pair.send("report", from: "b", kind: .rtcp), "a")], from: "b")
+            pair.now += second
+        }
+        let finish = try pair.messageThreeHeldBack()
+        let old = try pair.send("old keys", from: "a")
+        #expect(pair.deliver([(old, "b")], from: "a")["b"] == [Array("old keys".utf8)], "B cannot open the new keys yet")
+        // Still waiting: message 3 is repeated, and no new handshake is started meanwhile.
+        pair.now += second
+        let repeated = pair.a.maintain(wanted: ["b"], now: pair.now) + pair.runDeferredWork().map { ($0.bytes, $0.to) }
+        #expect(repeated.map(\.bytes) == [finish])
+        #expect(pair.deliver([(try pair.send("still old", from: "a"), "b")], from: "a")["b"] == [Array("still old".utf8)])
+
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.counters.rekeys == 1 && pair.a.counters.rekeys == 0)
+        #expect(pair.deliver([(try pair.send("new keys", from: "b"), "a")], from: "b")["a"] == [Array("new keys".utf8)])
+        #expect(pair.a.counters.rekeys == 1, "the peer's packet on the new session confirms it")
+        let new = try pair.send("switched", from: "a")
+        #expect(new[4..<8] != old[4..<8], "sent with the new session")
+        #expect(pair.deliver([(new, "b")], from: "a")["b"] == [Array("switched".utf8)])
+        #expect(pair.deliver([(old, "b")], from: "a")["b"] == nil, "the old session's packets are still replays")
+    }
+
+    /// When every renewal fails, a session is not used past its hard lifetime (Reject-After-
+    /// Time): neither side sends or accepts anything on it, and a new handshake is made.
+    @Test func aSessionOlderThanItsLifetimeIsRefusedAndANewOneIsMade() throws {
+        let second = ChannelPair.Channel.Configuration.second
+        var pair = ChannelPair {
+            $0.rekeyInterval = 10 * second
+            $0.rejectAfter = 15 * second
+        }
+        pair.connect()
+        let established = pair.now
+        while pair.now < established + 15 * second {
+            // A's renewals never reach B; reports flow both ways on the old session.
+            _ = pair.a.maintain(wanted: ["b"], now: pair.now)
+            #expect(pair.deliver([(try pair.send("a", from: "a", kind: .rtcp), "b")], from: "a")["b"]?.count == 1)
+            #expect(pair.deliver([(try pair.send("b", from: "b", kind: .rtcp), "a")], from: "b")["a"]?.count == 1)
+            pair.now += second / 2
+        }
+        #expect(pair.a.counters.handshakes == 1)
+        let late = try pair.send("too late", from: "b")
+        #expect(pair.a.receive(late[...], from: "b", now: pair.now) == .dropped, "refused when it arrives")
+        let renewal = pair.a.maintain(wanted: ["b"], now: pair.now)
+        #expect(pair.a.seal([1], kind: .rtp, to: "b") == nil, "nothing is sent with it")
+        #expect(pair.a.sessionCount == 0)
+        _ = pair.deliver(renewal, from: "a")
+        #expect(pair.a.counters.handshakes == 2 && pair.a.peers["b"] == pair.bKey)
+        #expect(pair.deliver([(try pair.send("fresh keys", from: "a"), "b")], from: "a")["b"] == [Array("fresh keys".utf8)])
     }
 
     /// A peer that restarted (or forgot us in an outage) cannot open what we send; we hear
@@ -271,6 +475,61 @@ struct SecureChannelTests {
         let toA = try pair.send("y", from: "b")
         #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [[UInt8(ascii: "x")]])
         #expect(pair.deliver([(toA, "a")], from: "b")["a"] == [[UInt8(ascii: "y")]])
+    }
+
+    /// Message 1 is not authenticated: one forged "from" the peer's address with an ephemeral key
+    /// that wins the tie-break (32 zero bytes, a low-order point, or a valid random key smaller
+    /// than ours) must not cancel the initiation we wait on.
+    @Test(arguments: [false, true], [false, true])
+    func aForgedInitiationFromThePeersAddressCancelsNothing(randomKey: Bool, deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var ours = pair.a.maintain(wanted: ["b"], now: pair.now)
+        ours += pair.runDeferredWork().map { ($0.bytes, $0.to) }
+        let ourEphemeral = try #require(ours.first?.bytes)[8..<(8 + NoiseXXHandshake.keyLength)]
+        var forgedKey = [UInt8](repeating: 0, count: NoiseXXHandshake.keyLength)
+        if randomKey {
+            repeat { forgedKey = Sodium.x25519KeyPair().publicKey } while !forgedKey.lexicographicallyPrecedes(ourEphemeral)
+        }
+        let padding = [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength)
+        let forged = SecureDatagram.initiation(senderIndex: 7, message: forgedKey + padding).serialized()
+        // Whatever A answers goes to the real B, which has no use for it.
+        _ = pair.deliver([(forged, "a")], from: "b")
+        _ = pair.deliver(ours, from: "a")
+        #expect(pair.a.peers["b"] == pair.bKey && pair.b.peers["a"] == pair.aKey)
+        let toB = try pair.send("heard", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("heard".utf8)])
+    }
+
+    /// The receiver index is in clear in message 2: junk message 3 with it, from anyone, must
+    /// leave the half-open handshake for the initiator's own message 3.
+    @Test(arguments: [false, true]) func junkMessageThreeWithTheRightIndexChangesNothing(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        let finish = try pair.messageThreeHeldBack()
+        #expect(pair.b.halfOpenCount == 1)
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<5 {
+            let junk = Array(finish[0..<8]) + (8..<finish.count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(pair.hand(junk, to: "b", from: "attacker").isEmpty)
+        }
+        #expect(pair.b.halfOpenCount == 1 && pair.b.sessionCount == 0 && pair.b.counters.badHandshakes == 5)
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.peers["a"] == pair.aKey && pair.b.halfOpenCount == 0)
+        let toB = try pair.send("through", from: "a")
+        #expect(pair.deliver([(toB, "b")], from: "a")["b"] == [Array("through".utf8)])
+    }
+
+    /// A message 3 whose static key decrypts was made by the half-open handshake's own
+    /// initiator (no one else knows the key it is sealed under): when the rest fails, that
+    /// initiator gets no second try, so each answer it drew costs at most one more Diffie–Hellman.
+    @Test(arguments: [false, true]) func aFailingMessageThreeFromTheHandshakesOwnInitiatorEndsIt(deferred: Bool) throws {
+        var pair = ChannelPair { $0.defersHandshakes = deferred }
+        var finish = try pair.messageThreeHeldBack()
+        finish[finish.count - 1] ^= 1
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.halfOpenCount == 0 && pair.b.sessionCount == 0 && pair.b.counters.badHandshakes == 1)
+        finish[finish.count - 1] ^= 1
+        _ = pair.hand(finish, to: "b", from: "a")
+        #expect(pair.b.sessionCount == 0, "the handshake it ended cannot be finished")
     }
 
     @Test func aDevicePairedAfterARefusalIsTriedAgainAtOnce() {

@@ -77,14 +77,18 @@ public final class RecordingForwarder: @unchecked Sendable {
     private var bSide = LoopbackUDP()
     private var running = true
     private var thread: Thread?
+    /// Sees each datagram from B before it goes on to A, and may send B datagrams of its own
+    /// first (from the address B hears A at): a man in the middle who acts on what it reads.
+    private let beforeForwardingToA: (@Sendable (_ datagram: [UInt8], _ sendToB: ([UInt8]) -> Void) -> Void)?
 
     public var port: Int { socket.port }
 
     /// The socket B hears A from now.
     public var toward: LoopbackUDP { lock.withLock { bSide } }
 
-    public init(toB peerB: Int) {
+    public init(toB peerB: Int, beforeForwardingToA: (@Sendable (_ datagram: [UInt8], _ sendToB: ([UInt8]) -> Void) -> Void)? = nil) {
         self.peerB = peerB
+        self.beforeForwardingToA = beforeForwardingToA
         let thread = Thread { [unowned self] in self.forward() }
         self.thread = thread
         thread.start()
@@ -125,6 +129,7 @@ public final class RecordingForwarder: @unchecked Sendable {
             }
             while let (bytes, _) = b.receive(timeout: 0) {
                 lock.withLock { recorded.append(Datagram(bytes: bytes, towardB: false, at: .now)) }
+                beforeForwardingToA?(bytes) { b.send($0, to: peerB) }
                 if let peerA = lock.withLock({ peerA }) { socket.send(bytes, to: peerA) }
             }
         }

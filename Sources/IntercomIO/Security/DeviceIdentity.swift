@@ -19,13 +19,13 @@ public struct DeviceIdentity: Sendable {
     /// The identity in `directory`, created there when it has none. Several processes starting
     /// at once agree on one: the first to link its file into place wins, the others read it.
     public static func loadOrCreate(in directory: StateDirectory) throws -> DeviceIdentity {
-        try directory.prepare()
-        let path = directory.file(fileName)
-        if let existing = try PrivateFile.read(path, limit: 4096) { return try parse(existing, path: path) }
+        let handle = try directory.prepare()
+        let path = handle.file(fileName)
+        if let existing = try PrivateFile.read(fileName, in: handle, limit: 4096) { return try parse(existing, path: path) }
         let fresh = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
         let text = "\(header)\nx25519 \(Hexadecimal.encode(fresh.privateKey))\n"
-        if try PrivateFile.createExclusively(path, Array(text.utf8)) { return fresh }
-        guard let winner = try PrivateFile.read(path, limit: 4096) else {
+        if try PrivateFile.createExclusively(fileName, in: handle, Array(text.utf8)) { return fresh }
+        guard let winner = try PrivateFile.read(fileName, in: handle, limit: 4096) else {
             throw PrivateFileError.failed(path: path, reason: "vanished while being created")
         }
         return try parse(winner, path: path)

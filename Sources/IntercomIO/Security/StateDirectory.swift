@@ -26,9 +26,9 @@ public struct StateDirectory: Sendable, Equatable, CustomStringConvertible {
     public func file(_ name: String) -> String { path + "/" + name }
 
     /// Creates the directory (0700) and missing parents (0755 for ours under $HOME's tree, as
-    /// XDG says); an existing directory keeps its mode. Refuses a symbolic link or a directory
-    /// that others may write to.
-    public func prepare() throws(StateDirectoryError) {
+    /// XDG says); an existing directory keeps its mode. Then opens it as `open` does.
+    @discardableResult
+    public func prepare() throws(StateDirectoryError) -> Handle {
         var components: [Substring] = []
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             components.append(component)
@@ -38,12 +38,45 @@ public struct StateDirectory: Sendable, Equatable, CustomStringConvertible {
                 throw .cannotCreate(path: partial, reason: String(cString: strerror(errno)))
             }
         }
-        var status = stat()
-        guard lstat(path, &status) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw .notADirectory(path) }
-        guard status.st_mode & 0o022 == 0 || status.st_mode & S_ISVTX != 0 && status.st_uid == geteuid() else {
-            throw .writableByOthers(path)
+        guard let handle = try open() else { throw .cannotCreate(path: path, reason: "it vanished as it was made") }
+        return handle
+    }
+
+    /// The directory, opened and checked, or nil when there is none. It must be a directory (not
+    /// a symbolic link), owned by the effective user, and writable by no one else (a sticky
+    /// shared directory included: another user could have made the files in it before us).
+    /// The checks are made on the descriptor (`fstat`), and every file is reached through it
+    /// (`openat`): a directory swapped in under the same path afterwards is never used.
+    public func open() throws(StateDirectoryError) -> Handle? {
+        let descriptor = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            switch errno {
+            case ENOENT: return nil
+            case ELOOP, ENOTDIR: throw .notADirectory(path)
+            case let code: throw .cannotCreate(path: path, reason: String(cString: strerror(code)))
+            }
         }
+        let handle = Handle(descriptor: descriptor, path: path)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+        guard status.st_uid == geteuid() else { throw .foreignOwner(path, owner: status.st_uid, user: geteuid()) }
+        guard status.st_mode & 0o022 == 0 else { throw .writableByOthers(path) }
+        return handle
+    }
+
+    /// An open, checked state directory; the files in it are opened relative to it.
+    public final class Handle: Sendable {
+        let descriptor: Int32
+        public let path: String
+
+        init(descriptor: Int32, path: String) {
+            self.descriptor = descriptor
+            self.path = path
+        }
+
+        deinit { close(descriptor) }
+
+        func file(_ name: String) -> String { path + "/" + name }
     }
 }
 
@@ -52,6 +85,16 @@ public enum StateDirectoryError: Error, Equatable, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     case notADirectory(String)
     case writableByOthers(String)
+    case foreignOwner(String, owner: uid_t, user: uid_t)
+
+    /// A directory that is there but not safely ours: keys kept in it could have been planted or
+    /// read by someone else, so it is refused rather than used (a configuration fault).
+    public var isUnsafe: Bool {
+        switch self {
+        case .notADirectory, .writableByOthers, .foreignOwner: true
+        case .noHome, .cannotCreate: false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -59,6 +102,8 @@ public enum StateDirectoryError: Error, Equatable, CustomStringConvertible {
         case .cannotCreate(let path, let reason): "cannot create the state directory \(path): \(reason)"
         case .notADirectory(let path): "the state directory \(path) is not a directory (or is a symbolic link)"
         case .writableByOthers(let path): "the state directory \(path) is writable by others; keys are not kept there"
+        case .foreignOwner(let path, let owner, let user):
+            "the state directory \(path) belongs to user \(owner), not to this user (\(user)); keys are not kept there"
         }
     }
 }

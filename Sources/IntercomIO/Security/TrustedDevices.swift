@@ -39,10 +39,16 @@ public struct TrustedDeviceStore: Sendable {
     }
 
     private var path: String { directory.file(Self.fileName) }
-    private var lockPath: String { directory.file("trusted.lock") }
+    private static let lockName = "trusted.lock"
 
+    /// The list; empty when there is none (nor a state directory yet).
     public func load() throws -> [TrustedDevice] {
-        guard let bytes = try PrivateFile.read(path) else { return [] }
+        guard let handle = try directory.open() else { return [] }
+        return try load(in: handle)
+    }
+
+    private func load(in handle: StateDirectory.Handle) throws -> [TrustedDevice] {
+        guard let bytes = try PrivateFile.read(Self.fileName, in: handle) else { return [] }
         do {
             return Array(try Self.decoder.decode([TrustedDevice].self, from: Data(bytes)).prefix(Self.capacity))
         } catch {
@@ -101,11 +107,12 @@ public struct TrustedDeviceStore: Sendable {
     }
 
     private func modify(_ change: (inout [TrustedDevice]) throws -> Void) throws {
-        try directory.prepare()
-        try PrivateFile.withLock(lockPath) {
-            var devices = try load()
+        let handle = try directory.prepare()
+        try PrivateFile.withLock(Self.lockName, in: handle) {
+            PrivateFile.removeLeftovers(of: Self.fileName, in: handle)
+            var devices = try load(in: handle)
             try change(&devices)
-            try PrivateFile.replace(path, Array(try Self.encoder.encode(devices)))
+            try PrivateFile.replace(Self.fileName, in: handle, Array(try Self.encoder.encode(devices)))
         }
     }
 

@@ -7,11 +7,15 @@ import IntercomCore
 ///
 /// Rules it keeps (Docs/security.md):
 /// - nothing but an authenticated, fresh transport packet yields plaintext;
-/// - a handshake is only answered with fewer bytes than it came with, at a bounded rate, and
-///   keeps a bounded number of half-open states;
+/// - nothing unauthenticated changes a session or a handshake in progress (a forged message 1
+///   cancels no initiation, a forged message 3 ends no half-open handshake);
+/// - a handshake is only answered with fewer bytes than it came with, at a bounded rate (a
+///   budget per peer's address, one per host proven by a cookie, one shared by strangers;
+///   over it, a cookie reply), and keeps a bounded number of half-open states;
 /// - a session is only made with a device `isTrusted` accepts, and only sends to the address an
 ///   authenticated packet last came from;
-/// - a new handshake never disturbs the session in use until it has finished.
+/// - a new handshake never disturbs the session in use until it has finished and, for its
+///   initiator, until the peer has used it; no session is used past `rejectAfter`.
 public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public struct Configuration: Sendable {
         public var staticPrivateKey: [UInt8]
@@ -32,6 +36,19 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var silenceBeforeRehandshake: UInt64 = 3 * Self.second
         /// A replaced session still decrypts for this long (packets already in flight).
         public var replacedSessionGrace: UInt64 = 5 * Self.second
+        /// A session this old is refused, both ways, and a new handshake is made (WireGuard's
+        /// Reject-After-Time): when renewals keep failing (a flood of handshakes, a stranger in
+        /// the way), forward secrecy does not lapse silently. Longer than `rekeyInterval` plus
+        /// the responder's 30 s, so that either side's renewal comes first.
+        public var rejectAfter: UInt64 = 180 * Self.second
+        /// The secret cookies are made with is replaced this often (a cookie from the secret
+        /// before still counts), and a cookie we were given is used for this long.
+        public var cookieLifetime: UInt64 = 120 * Self.second
+        /// The host of an address (without its port): the ports of one host that proved
+        /// themselves with cookies share one budget, so that one who owns a host cannot draw
+        /// a budget for each of its ports. The default, the whole address, suits addresses
+        /// without ports.
+        public var host: @Sendable (Address) -> String = { String(describing: $0) }
         public var limits = SecurityLimits()
         /// Hand the handshakes' Diffie–Hellman work to the caller (`takeWork`, `perform`,
         /// `apply`) so that it runs on another thread than the one that moves packets; when
@@ -71,6 +88,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var rekeys = 0
         /// Sessions that moved to a new address with an authenticated packet.
         public var roams = 0
+        /// Initiations over the budget answered with a cookie instead of a handshake.
+        public var cookieReplies = 0
     }
 
     public private(set) var counters = Counters()
@@ -144,7 +163,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             case finished(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32, localIndex: UInt32)
             case completed(handshake: NoiseXXHandshake, receiverIndex: UInt32, remoteIndex: UInt32)
             case initiated(handshake: NoiseXXHandshake, message: [UInt8])
-            case failed
+            /// `endsHalfOpen`: the half-open handshake a message 3 from its own initiator failed.
+            case failed(endsHalfOpen: UInt32?)
         }
 
         let kind: Kind
@@ -161,10 +181,26 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private var opened: [UInt8] = []
     /// The session each address is sent to with.
     private var current: [Address: UInt32] = [:]
+    /// A session we started that replaces `current` for its address only once the peer's first
+    /// authenticated packet on it shows that the peer has it too (WireGuard's rule): until
+    /// then our message 3 may have been lost, and what we sent with it would be lost as well.
+    private var successors: [Address: UInt32] = [:]
     private var initiations: [Address: Initiation] = [:]
     private var responses: [UInt32: Response] = [:]
     private var untrustedUntil: [Address: UInt64] = [:]
+    /// Strangers' handshakes share one budget; a flood of them from many addresses spends it all.
     private var handshakeBudget: TokenBucket
+    /// Each address we have a session with or are calling has a budget of its own, so that a
+    /// flood from elsewhere cannot starve that peer's renewals or its answer to our call. One
+    /// who spoofs such an address spends only that address's budget; the table holds at most
+    /// the addresses of sessions and of our initiations, both bounded.
+    private var knownBudgets: [Address: TokenBucket] = [:]
+    /// Hosts that proved themselves with a cookie's MAC, each with a budget (`takeProvenBudget`).
+    private var provenBudgets: [String: (bucket: TokenBucket, lastUsed: UInt64)] = [:]
+    /// The secret our cookies are made with, the one before it, and when it was made.
+    private var cookieSecrets: (current: [UInt8], previous: [UInt8]?, madeAt: UInt64)?
+    /// Cookies responders gave us, by their address: our initiations there carry a MAC under them.
+    private var cookies: [Address: (cookie: [UInt8], received: UInt64)] = [:]
 
     public init(configuration: Configuration, isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
         self.configuration = configuration
@@ -230,11 +266,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         case .transport(let kind, let receiverIndex, let counter, _):
             return open(kind: kind, index: receiverIndex, counter: counter, datagram: bytes, from: address, now: now)
         case .initiation(let senderIndex, let message):
-            return respond(to: message, senderIndex: senderIndex, from: address, now: now)
+            return respond(to: message, senderIndex: senderIndex, datagram: bytes, from: address, now: now)
         case .response(let senderIndex, let receiverIndex, let message):
             return finish(message, senderIndex: senderIndex, receiverIndex: receiverIndex, from: address, now: now)
         case .finish(let receiverIndex, let message):
             return complete(message, receiverIndex: receiverIndex, from: address, now: now)
+        case .cookieReply(let receiverIndex, let cookie, let tag):
+            return takeCookie(cookie, tag: tag, receiverIndex: receiverIndex, from: address, now: now)
         }
     }
 
@@ -243,7 +281,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         from address: Address, now: UInt64
     ) -> Received {
         let slot = Self.slot(kind)
-        guard let fresh = sessions[index]?.windows[slot].isFresh(counter) else {
+        guard let established = sessions[index]?.established, now - min(now, established) < configuration.rejectAfter,
+              let fresh = sessions[index]?.windows[slot].isFresh(counter) else {
             counters.authenticationFailures += 1
             return .dropped
         }
@@ -260,6 +299,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         guard let previousAddress = updateSession(index, { $0.accept(counter, slot: slot, from: address, now: now) }) else {
             return .dropped
         }
+        if successors[previousAddress] == index {
+            // The peer sends with the session we started: so do we from now on, and the one it
+            // replaces still decrypts for a grace period.
+            successors[previousAddress] = nil
+            if let replaced = current[previousAddress], replaced != index {
+                sessions[replaced]?.replacedAt = now
+                counters.rekeys += 1
+            }
+            current[previousAddress] = index
+        }
         if previousAddress != address {
             // Roaming: only an authenticated, fresh packet moves a session.
             if current[previousAddress] == index { current[previousAddress] = nil }
@@ -271,18 +320,137 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     /// Noise message 1 from anyone: answered (with fewer bytes) while the budget allows.
-    private mutating func respond(to message: [UInt8], senderIndex: UInt32, from address: Address, now: UInt64) -> Received {
+    private mutating func respond(
+        to message: [UInt8], senderIndex: UInt32, datagram: ArraySlice<UInt8>, from address: Address, now: UInt64
+    ) -> Received {
         if let ours = initiations[address] {
             // Both sides started at once: the initiation with the smaller ephemeral key goes on.
+            // Message 1 is not authenticated (anyone can send one "from" the peer's address), so
+            // it only decides whether we answer: when theirs wins, ours is kept until theirs
+            // finishes with a trusted key (`install`), and a forged one cancels nothing.
             let ourEphemeral = ours.message[8..<(8 + NoiseXXHandshake.keyLength)]
             if ourEphemeral.lexicographicallyPrecedes(message.prefix(NoiseXXHandshake.keyLength)) { return .handshake(reply: nil) }
-            initiations[address] = nil
         }
-        guard handshakeBudget.take(now: now) else {
+        if carriesValidCookieMAC(datagram, from: address, now: now) {
+            // Only who receives at this address could have read the cookie the MAC is made with:
+            // the address is not spoofed, and has a budget no spoofed flood can spend.
+            guard takeProvenBudget(for: address, now: now) else {
+                counters.rateLimited += 1
+                return .dropped
+            }
+            return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
+        }
+        guard takeHandshakeBudget(for: address, now: now) else {
+            // Over budget: a cookie for the address instead of a handshake, costing two MACs and
+            // no Diffie–Hellman, in fewer bytes than the initiation (WireGuard's cookie reply).
+            // The real owner of the address gets it and proves itself in its next initiation;
+            // one who only spoofs the address never sees it.
             counters.rateLimited += 1
-            return .dropped
+            counters.cookieReplies += 1
+            let cookie = cookie(for: address, secret: cookieSecret(now: now).current)
+            let tag = Self.cookieReplyTag(cookie, initiation: datagram)
+            return .handshake(reply: SecureDatagram.cookieReply(receiverIndex: senderIndex, cookie: cookie, tag: tag).serialized())
         }
         return dispatch(.respond(message: message, senderIndex: senderIndex), for: address, now: now)
+    }
+
+    // MARK: Cookies
+
+    /// The secret cookies are made with, replaced every `cookieLifetime`, and the one before.
+    private mutating func cookieSecret(now: UInt64) -> (current: [UInt8], previous: [UInt8]?) {
+        if let secrets = cookieSecrets, now - min(now, secrets.madeAt) < configuration.cookieLifetime {
+            return (secrets.current, secrets.previous)
+        }
+        // The one before counts only while its cookies may still be in use: one lifetime on.
+        let previous = cookieSecrets.flatMap { now - min(now, $0.madeAt) < 2 * configuration.cookieLifetime ? $0.current : nil }
+        let made = (current: Sodium.randomBytes(32), previous: previous, madeAt: now)
+        cookieSecrets = made
+        return (made.current, made.previous)
+    }
+
+    /// The cookie for `address`: a MAC of its description (a socket address's host and port)
+    /// under the secret, so that only the secret's holder makes it and only the address gets it.
+    private func cookie(for address: Address, secret: [UInt8]) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: secret, Self.cookieLabel, Array(String(describing: address).utf8)).prefix(SecureDatagram.cookieLength))
+    }
+
+    private static var cookieLabel: [UInt8] { Array("intercom cookie".utf8) }
+    private static var cookieReplyLabel: [UInt8] { Array("intercom cookie reply".utf8) }
+
+    /// The bytes of an initiation that its MAC covers: all before the MAC.
+    private static func macCovered(_ initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(initiation.prefix(SecureDatagram.initiationLength - SecureDatagram.cookieLength))
+    }
+
+    private static func initiationMAC(_ cookie: [UInt8], initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: cookie, macCovered(initiation)).prefix(SecureDatagram.cookieLength))
+    }
+
+    /// Binds a cookie reply to the initiation it answers: only who saw the initiation (its
+    /// sender, or someone on the path) can make it, so a blind stranger cannot feed us cookies.
+    private static func cookieReplyTag(_ cookie: [UInt8], initiation: some Collection<UInt8>) -> [UInt8] {
+        Array(Sodium.hmacSHA256(key: cookie, cookieReplyLabel, macCovered(initiation)).prefix(SecureDatagram.cookieLength))
+    }
+
+    private mutating func carriesValidCookieMAC(_ datagram: ArraySlice<UInt8>, from address: Address, now: UInt64) -> Bool {
+        let mac = Array(datagram.suffix(SecureDatagram.cookieLength))
+        guard mac.contains(where: { $0 != 0 }) else { return false }
+        let secrets = cookieSecret(now: now)
+        return [secrets.current, secrets.previous].contains { secret in
+            secret.map { Sodium.constantTimeEqual(mac, Self.initiationMAC(cookie(for: address, secret: $0), initiation: datagram)) } ?? false
+        }
+    }
+
+    /// An address that proved with a cookie that it is not spoofed: a budget for its host, in a
+    /// table as large as the session table, the least recently used let go when it is full.
+    private mutating func takeProvenBudget(for address: Address, now: UInt64) -> Bool {
+        let limits = configuration.limits
+        let host = configuration.host(address)
+        if provenBudgets[host] == nil, provenBudgets.count >= limits.sessions,
+           let stalest = provenBudgets.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
+            provenBudgets[stalest] = nil
+        }
+        var entry = provenBudgets[host] ?? (TokenBucket(perSecond: limits.peerHandshakesPerSecond, burst: limits.peerHandshakeBurst), now)
+        entry.lastUsed = now
+        defer { provenBudgets[host] = entry }
+        return entry.bucket.take(now: now)
+    }
+
+    /// A cookie reply to our initiation: kept for the address, and the initiation sent again at
+    /// once with its MAC (the reply goes back where the cookie came from). Only a new cookie is
+    /// answered at once: one we already used did not get us through, and answering it again
+    /// would bounce between the two sides as fast as the link allows; the retry timer sends
+    /// the next initiation.
+    private mutating func takeCookie(_ cookie: [UInt8], tag: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
+        guard var initiation = initiations[address], initiation.localIndex == receiverIndex,
+              Sodium.constantTimeEqual(tag, Self.cookieReplyTag(cookie, initiation: initiation.message)) else {
+            counters.badHandshakes += 1
+            return .dropped
+        }
+        let isNew = cookies[address]?.cookie != cookie
+        cookies[address] = (cookie, now)
+        guard isNew else { return .handshake(reply: nil) }
+        initiation.sentAt = now
+        initiations[address] = initiation
+        return .handshake(reply: withCookieMAC(initiation.message, to: address, now: now))
+    }
+
+    /// An initiation to `address` with the MAC under the cookie it gave us, while that is fresh.
+    private func withCookieMAC(_ initiation: [UInt8], to address: Address, now: UInt64) -> [UInt8] {
+        guard let given = cookies[address], now - min(now, given.received) < configuration.cookieLifetime else { return initiation }
+        return Self.macCovered(initiation) + Self.initiationMAC(given.cookie, initiation: initiation)
+    }
+
+    private mutating func takeHandshakeBudget(for address: Address, now: UInt64) -> Bool {
+        guard isKnown(address) else { return handshakeBudget.take(now: now) }
+        let limits = configuration.limits
+        return knownBudgets[address, default: TokenBucket(perSecond: limits.peerHandshakesPerSecond, burst: limits.peerHandshakeBurst)]
+            .take(now: now)
+    }
+
+    /// An address with a session or one we are calling (the peers named or discovered).
+    private func isKnown(_ address: Address) -> Bool {
+        current[address] != nil || initiations[address] != nil || initiating.contains(address)
     }
 
     /// Noise message 2, answering our initiation: finish, then send message 3.
@@ -299,8 +467,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private mutating func complete(_ message: [UInt8], receiverIndex: UInt32, from address: Address, now: UInt64) -> Received {
         // A repeat of the message that finished a session we already have.
         if sessions[receiverIndex] != nil { return .handshake(reply: nil) }
-        // One try per half-open handshake: a forged third message cannot be retried against it.
-        guard let response = responses.removeValue(forKey: receiverIndex) else {
+        // Read on a copy: the half-open handshake stays until a message 3 finishes it, so junk
+        // sent with its receiver index (in clear in message 2) cannot end it. Junk fails at the
+        // first AEAD, before any Diffie–Hellman; a message that gets further is from the
+        // handshake's own initiator, and its failure ends the handshake (`perform`).
+        guard let response = responses[receiverIndex] else {
             counters.badHandshakes += 1
             return .dropped
         }
@@ -353,7 +524,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 let third = try handshake.writeMessage()
                 kind = .finished(handshake: handshake, message: third, senderIndex: senderIndex, localIndex: localIndex)
             case .complete(let message, let receiverIndex, var handshake, let remoteIndex):
-                _ = try handshake.readMessage(message)
+                do {
+                    _ = try handshake.readMessage(message)
+                } catch .foreign {
+                    return WorkResult(kind: .failed(endsHalfOpen: nil), address: work.address)
+                } catch {
+                    return WorkResult(kind: .failed(endsHalfOpen: receiverIndex), address: work.address)
+                }
                 kind = .completed(handshake: handshake, receiverIndex: receiverIndex, remoteIndex: remoteIndex)
             case .initiate:
                 var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
@@ -361,7 +538,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 kind = .initiated(handshake: handshake, message: message)
             }
         } catch {
-            kind = .failed
+            kind = .failed(endsHalfOpen: nil)
         }
         return WorkResult(kind: kind, address: work.address)
     }
@@ -371,8 +548,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public mutating func apply(_ result: WorkResult, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
         let address = result.address
         switch result.kind {
-        case .failed:
+        case .failed(let halfOpen):
             counters.badHandshakes += 1
+            if let halfOpen { responses[halfOpen] = nil }
             return []
         case .responded(let handshake, let message, let senderIndex):
             if responses.count >= configuration.limits.halfOpenHandshakes,
@@ -395,7 +573,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             install(handshake, localIndex: localIndex, remoteIndex: senderIndex, address: address, now: now, finishMessage: finishMessage)
             return [(finishMessage, address)]
         case .completed(let handshake, let receiverIndex, let remoteIndex):
-            guard sessions[receiverIndex] == nil else { return [] }
+            // Finished by another copy of message 3 while this one was read, or forgotten.
+            guard sessions[receiverIndex] == nil, responses.removeValue(forKey: receiverIndex) != nil else { return [] }
             guard let remoteStatic = handshake.remoteStaticKey, isTrusted(remoteStatic) else {
                 counters.untrusted += 1
                 return []
@@ -407,7 +586,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             let localIndex = freshIndex()
             let datagram = SecureDatagram.initiation(senderIndex: localIndex, message: message).serialized()
             initiations[address] = Initiation(localIndex: localIndex, handshake: handshake, message: datagram, sentAt: now)
-            return [(datagram, address)]
+            return [(withCookieMAC(datagram, to: address, now: now), address)]
         }
     }
 
@@ -426,16 +605,38 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             finishMessage: finishMessage, finishSentAt: now
         )
         counters.handshakes += 1
+        if handshake.role == .initiator, let inUse = current[address], let lastReceived = sessions[inUse]?.lastReceived,
+           now - min(now, lastReceived) < configuration.silenceBeforeRehandshake {
+            // The session in use still carries the peer's packets: the new one is sent with only
+            // once the peer confirms it (`open`). (One gone silent is likely lost to the peer,
+            // which restarted: the new one is used at once, as it loses nothing more.) An earlier
+            // one still waiting for confirmation is superseded.
+            if let earlier = successors[address] { drop(earlier) }
+            evictIfFull()
+            sessions[localIndex] = session
+            successors[address] = localIndex
+            return
+        }
+        if handshake.role == .responder {
+            // The peer's initiation finished, authenticated: it is the one that goes on, and
+            // ours to the same address (started at the same time, or still being made) is let go.
+            initiations[address] = nil
+            initiating.remove(address)
+        }
         if let previous = current[address], sessions[previous] != nil {
             sessions[previous]?.replacedAt = now
             counters.rekeys += 1
         }
+        evictIfFull()
+        sessions[localIndex] = session
+        current[address] = localIndex
+    }
+
+    private mutating func evictIfFull() {
         if sessions.count >= configuration.limits.sessions,
            let oldest = sessions.min(by: { $0.value.lastReceived < $1.value.lastReceived })?.key {
             drop(oldest)
         }
-        sessions[localIndex] = session
-        current[address] = localIndex
     }
 
     // MARK: Upkeep
@@ -443,17 +644,20 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     /// Starts, repeats and renews handshakes towards `wanted` (the peers the user named or
     /// discovery found) and forgets what has expired. Returns the datagrams to send.
     public mutating func maintain(wanted: some Sequence<Address>, now: UInt64) -> [(bytes: [UInt8], to: Address)] {
+        // First, so that a session refused for its age is handshaken for again at once.
+        expire(now: now)
         var out: [(bytes: [UInt8], to: Address)] = []
         for address in wanted {
             if let until = untrustedUntil[address], now < until { continue }
-            if let index = current[address], var session = sessions[index] {
+            if let index = successors[address], let session = sessions[index] {
+                if let finish = repeatedFinish(index, now: now) { out.append((finish, address)) }
+                // Waiting for the peer to use the new session; the one in use carries the call.
+                if now - min(now, session.established) < configuration.confirmationTimeout { continue }
+                drop(index)
+            }
+            if let index = current[address], let session = sessions[index] {
                 let age = now - min(now, session.established)
-                if let finish = session.finishMessage, now - min(now, session.finishSentAt) >= configuration.retryInterval {
-                    // The third message may have been lost: repeat it until a packet confirms the session.
-                    session.finishSentAt = now
-                    sessions[index] = session
-                    out.append((finish, address))
-                }
+                if let finish = repeatedFinish(index, now: now) { out.append((finish, address)) }
                 // Reports arrive every second: a session that hears nothing for a few is one the
                 // peer has lost (it restarted, or forgot us during an outage). A new handshake
                 // brings the call back at once rather than when the session times out.
@@ -469,7 +673,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 if now - min(now, initiation.sentAt) >= configuration.retryInterval {
                     initiation.sentAt = now
                     initiations[address] = initiation
-                    out.append((initiation.message, address))
+                    out.append((withCookieMAC(initiation.message, to: address, now: now), address))
                 }
                 continue
             }
@@ -481,18 +685,31 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 out += apply(Self.perform(work), now: now)
             }
         }
-        expire(now: now)
         return out
+    }
+
+    /// Our message 3 for session `index` once more, when the peer has not confirmed the session
+    /// for a retry interval (the message may have been lost).
+    private mutating func repeatedFinish(_ index: UInt32, now: UInt64) -> [UInt8]? {
+        guard let session = sessions[index], let finish = session.finishMessage,
+              now - min(now, session.finishSentAt) >= configuration.retryInterval else { return nil }
+        sessions[index]?.finishSentAt = now
+        return finish
     }
 
     private mutating func expire(now: UInt64) {
         for (index, session) in sessions {
             let idle = now - min(now, session.lastReceived)
             let replacedFor = session.replacedAt.map { now - min(now, $0) } ?? 0
-            if idle >= configuration.idleTimeout || replacedFor >= configuration.replacedSessionGrace { drop(index) }
+            let age = now - min(now, session.established)
+            if idle >= configuration.idleTimeout || replacedFor >= configuration.replacedSessionGrace || age >= configuration.rejectAfter {
+                drop(index)
+            }
         }
         responses = responses.filter { now - min(now, $0.value.createdAt) < configuration.limits.halfOpenLifetime }
         untrustedUntil = untrustedUntil.filter { now < $0.value }
+        knownBudgets = knownBudgets.filter { isKnown($0.key) }
+        cookies = cookies.filter { now - min(now, $0.value.received) < configuration.cookieLifetime }
         if initiations.count > configuration.limits.sessions {
             for (address, initiation) in initiations where now - min(now, initiation.sentAt) > configuration.idleTimeout {
                 initiations[address] = nil
@@ -509,12 +726,14 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public mutating func forget(_ address: Address) {
         initiations[address] = nil
         initiating.remove(address)
+        if let index = successors[address] { drop(index) }
         if let index = current[address] { drop(index) }
     }
 
     private mutating func drop(_ index: UInt32) {
         guard let session = sessions.removeValue(forKey: index) else { return }
         if current[session.address] == index { current[session.address] = nil }
+        if successors[session.address] == index { successors[session.address] = nil }
     }
 
     // MARK: Inspection
@@ -545,6 +764,10 @@ public struct SecurityLimits: Sendable {
     /// Handshakes answered per second, and in a burst: a flood of initiations costs at most this.
     public var handshakesPerSecond = 20.0
     public var handshakeBurst = 10.0
+    /// Handshakes answered per second, and in a burst, to each address we have a session with
+    /// or are calling, apart from strangers' budget: more than a peer's retries (4 a second).
+    public var peerHandshakesPerSecond = 5.0
+    public var peerHandshakeBurst = 5.0
     /// Handshakes waiting for their third message; the oldest is forgotten when full.
     public var halfOpenHandshakes = 16
     public var halfOpenLifetime: UInt64 = 5_000_000_000

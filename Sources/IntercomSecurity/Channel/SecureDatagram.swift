@@ -7,17 +7,21 @@ import IntercomCore
 ///     type   ver.   0 0    index            rest
 ///
 /// - initiation (1): sender index, then Noise XX message 1 (the ephemeral key and zero padding,
-///   so that it is never shorter than the response a stranger can draw with it);
+///   so that it is never shorter than the response a stranger can draw with it), then a 16-byte
+///   MAC under the cookie the responder gave this address (zeros without one);
 /// - response (2): sender index, receiver index, then Noise message 2;
 /// - finish (3): receiver index, then Noise message 3;
 /// - RTP (4) and RTCP (5): receiver index, a 64-bit packet counter (the AEAD nonce), then one
 ///   RTP or RTCP packet sealed with ChaCha20-Poly1305 under that direction's key for the kind,
-///   the 16 header bytes as associated data.
+///   the 16 header bytes as associated data;
+/// - cookie reply (6): the initiation's sender index, a 16-byte cookie for the initiation's
+///   source address, and a 16-byte tag binding it to that initiation (`SecureChannel`).
 public enum SecureDatagram: Equatable, Sendable {
     case initiation(senderIndex: UInt32, message: [UInt8])
     case response(senderIndex: UInt32, receiverIndex: UInt32, message: [UInt8])
     case finish(receiverIndex: UInt32, message: [UInt8])
     case transport(kind: TransportKind, receiverIndex: UInt32, counter: UInt64, sealed: ArraySlice<UInt8>)
+    case cookieReply(receiverIndex: UInt32, cookie: [UInt8], tag: [UInt8])
 
     public enum TransportKind: UInt8, Sendable, CaseIterable {
         case rtp = 4
@@ -27,8 +31,11 @@ public enum SecureDatagram: Equatable, Sendable {
     public static let version: UInt8 = 1
     public static let transportHeaderLength = 16
     /// Noise message 1 padded with zeros in its (clear) payload.
-    public static let initiationPayloadLength = 88
-    public static let initiationLength = 8 + NoiseXXHandshake.messageLength(1, payloadLength: initiationPayloadLength)
+    public static let initiationPayloadLength = 72
+    /// The MAC an initiation ends with, and a cookie's length.
+    public static let cookieLength = 16
+    public static let initiationLength = 8 + NoiseXXHandshake.messageLength(1, payloadLength: initiationPayloadLength) + cookieLength
+    public static let cookieReplyLength = 8 + 2 * cookieLength
     public static let responseLength = 12 + NoiseXXHandshake.messageLength(2, payloadLength: 0)
     public static let finishLength = 8 + NoiseXXHandshake.messageLength(3, payloadLength: 0)
     /// What encryption adds to each RTP or RTCP packet.
@@ -37,7 +44,7 @@ public enum SecureDatagram: Equatable, Sendable {
     /// Whether a datagram is one of ours rather than plain RTP/RTCP.
     public static func isSecure(_ bytes: some Collection<UInt8>) -> Bool {
         guard let first = bytes.first else { return false }
-        return first >= 1 && first <= 5
+        return first >= 1 && first <= 6
     }
 
     /// Parses with every length checked; nil for anything that is not exactly one of the forms.
@@ -49,13 +56,18 @@ public enum SecureDatagram: Equatable, Sendable {
         switch bytes[base] {
         case 1:
             guard bytes.count == Self.initiationLength else { return nil }
-            self = .initiation(senderIndex: index, message: Array(bytes[(base + 8)...]))
+            // The MAC is read from the datagram by the channel; the message is what Noise reads.
+            self = .initiation(senderIndex: index, message: Array(bytes[(base + 8)..<(base + Self.initiationLength - Self.cookieLength)]))
         case 2:
             guard bytes.count == Self.responseLength else { return nil }
             self = .response(senderIndex: index, receiverIndex: Self.readUInt32(bytes, at: base + 8), message: Array(bytes[(base + 12)...]))
         case 3:
             guard bytes.count == Self.finishLength else { return nil }
             self = .finish(receiverIndex: index, message: Array(bytes[(base + 8)...]))
+        case 6:
+            guard bytes.count == Self.cookieReplyLength else { return nil }
+            let cookieStart = base + 8, tagStart = cookieStart + Self.cookieLength
+            self = .cookieReply(receiverIndex: index, cookie: Array(bytes[cookieStart..<tagStart]), tag: Array(bytes[tagStart...]))
         case let type:
             guard let kind = TransportKind(rawValue: type), bytes.count >= Self.transportOverhead else { return nil }
             let counter = UInt64(Self.readUInt32(bytes, at: base + 8)) << 32 | UInt64(Self.readUInt32(bytes, at: base + 12))
@@ -66,13 +78,15 @@ public enum SecureDatagram: Equatable, Sendable {
     public func serialized() -> [UInt8] {
         switch self {
         case .initiation(let sender, let message):
-            Self.header(1, sender) + message
+            Self.header(1, sender) + message + [UInt8](repeating: 0, count: Self.cookieLength)
         case .response(let sender, let receiver, let message):
             Self.header(2, sender) + Self.bigEndian(receiver) + message
         case .finish(let receiver, let message):
             Self.header(3, receiver) + message
         case .transport(let kind, let receiver, let counter, let sealed):
             Self.transportHeader(kind, receiver, counter) + sealed
+        case .cookieReply(let receiver, let cookie, let tag):
+            Self.header(6, receiver) + cookie + tag
         }
     }
 

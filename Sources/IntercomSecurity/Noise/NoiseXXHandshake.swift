@@ -22,6 +22,10 @@ public struct NoiseXXHandshake: Sendable {
         case malformed
         /// A public key that gives a low-order Diffie–Hellman result.
         case invalidKey
+        /// Message 3 whose static key does not decrypt: it was not made by this handshake's
+        /// initiator (only the two ends know the key it is sealed under, from both ephemeral
+        /// keys), so the handshake may still finish with the initiator's own message 3.
+        case foreign
     }
 
     public let role: Role
@@ -124,7 +128,7 @@ public struct NoiseXXHandshake: Sendable {
         case (.responder, 2):
             guard message.count >= sealedKeyLength + Self.tagLength else { throw .malformed }
             var trial = self
-            guard let remoteStatic = trial.state.decryptAndHash(Array(message[0..<sealedKeyLength])) else { throw .malformed }
+            guard let remoteStatic = trial.state.decryptAndHash(Array(message[0..<sealedKeyLength])) else { throw .foreign }
             try trial.mixDH(ephemeralPrivateKey, remoteStatic)
             guard let payload = trial.state.decryptAndHash(Array(message[sealedKeyLength...])) else { throw .malformed }
             trial.remoteStaticKey = remoteStatic

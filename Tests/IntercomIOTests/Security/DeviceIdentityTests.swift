@@ -49,6 +49,57 @@ struct DeviceIdentityTests {
             try StateDirectory(path: base + "/shared").prepare()
         }
         #expect(mode(base + "/shared") == 0o777, "an existing directory keeps its mode")
+        // Sticky (as /tmp is) is no better: another user may have made the files in it first.
+        mkdir(base + "/sticky", 0o700)
+        chmod(base + "/sticky", 0o1777)
+        #expect(throws: StateDirectoryError.writableByOthers(base + "/sticky")) {
+            try StateDirectory(path: base + "/sticky").prepare()
+        }
+    }
+
+    /// Another user's directory is refused even when no one else may write it: its owner could
+    /// have planted an identity or a trusted device there, and can read our keys.
+    @Test func aDirectoryAnotherUserOwnsIsRefused() throws {
+        let foreign: String
+        if geteuid() == 0 {
+            foreign = NSTemporaryDirectory() + "intercom-state-\(getpid())-\(UUID().uuidString)"
+            mkdir(foreign, 0o700)
+            chown(foreign, 65534, 65534)
+        } else {
+            foreign = "/usr"  // root's, 0755
+        }
+        var status = stat()
+        lstat(foreign, &status)
+        #expect(throws: StateDirectoryError.foreignOwner(foreign, owner: status.st_uid, user: geteuid())) {
+            try DeviceIdentity.loadOrCreate(in: StateDirectory(path: foreign))
+        }
+        #expect(throws: StateDirectoryError.foreignOwner(foreign, owner: status.st_uid, user: geteuid())) {
+            try TrustedDeviceStore(directory: StateDirectory(path: foreign)).load()
+        }
+    }
+
+    /// Key files are checked on the descriptor they are read from: a file others may read or
+    /// change (0644 identity, 0666 trusted list), or that is not a regular file, is refused.
+    @Test func keyFilesOpenToOthersOrNotRegularAreRefused() throws {
+        let directory = freshDirectory()
+        _ = try DeviceIdentity.loadOrCreate(in: directory)
+        let identity = directory.file(DeviceIdentity.fileName)
+        chmod(identity, 0o644)
+        #expect(throws: PrivateFileError.unsafe(path: identity, reason: "its mode is 0644: others may read or change it (intercom keeps it 0600)")) {
+            try DeviceIdentity.loadOrCreate(in: directory)
+        }
+        chmod(identity, 0o600)
+        let store = TrustedDeviceStore(directory: directory)
+        try store.add(TrustedDevice(name: "door", publicKey: Sodium.x25519KeyPair().publicKey, pairedAt: Date()))
+        chmod(directory.file(TrustedDeviceStore.fileName), 0o666)
+        #expect(throws: PrivateFileError.self) { try store.load() }
+        #expect(throws: PrivateFileError.self) { try store.add(TrustedDevice(name: "planted", publicKey: Sodium.x25519KeyPair().publicKey, pairedAt: Date())) }
+        // A FIFO in the list's place is refused at once, not waited on.
+        unlink(directory.file(TrustedDeviceStore.fileName))
+        mkfifo(directory.file(TrustedDeviceStore.fileName), 0o600)
+        #expect(throws: PrivateFileError.unsafe(path: directory.file(TrustedDeviceStore.fileName), reason: "it is not a regular file")) {
+            try store.load()
+        }
     }
 
     @Test func aLinkedIdentityFileIsNotFollowed() throws {
