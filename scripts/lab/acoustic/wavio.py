@@ -9,7 +9,8 @@ from . import RATE
 
 def read(path):
     """(samples as float64, rate) of a 16-bit PCM or 32-bit float WAV file; channels averaged."""
-    data = open(path, "rb").read()
+    with open(path, "rb") as file:
+        data = file.read()
     if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise ValueError(f"{path}: not a WAV file")
     pos, fmt, body = 12, None, None
