@@ -14,7 +14,7 @@ struct Intercom: AsyncParsableCommand {
         version: intercomVersion,
         subcommands: [
             Talk.self, Daemon.self, Status.self, Peers.self, Pair.self, Paired.self, Unpair.self, Devices.self, ShowConfiguration.self,
-            Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self,
+            Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self, BenchDSP.self,
         ],
         defaultSubcommand: Talk.self
     )

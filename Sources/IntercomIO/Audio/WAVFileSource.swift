@@ -19,24 +19,7 @@ public final class WAVFileSource: AudioSource {
 
     public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
         self.path = path
-        let audio: WAVCodec.Audio
-        do {
-            audio = try WAVCodec.decode(try readWholeFile(path))
-        } catch let error as AudioEndpointError {
-            throw error
-        } catch {
-            throw AudioEndpointError(endpoint: path, reason: "not a readable WAV file (\(error))")
-        }
-        guard audio.frameCount > 0 else { throw AudioEndpointError(endpoint: path, reason: "the WAV file holds no audio") }
-        var mono = audio.mixedToMono()
-        if audio.sampleRate != VoiceFormat.sampleRate {
-            do {
-                mono = try Resampler(inputRate: audio.sampleRate, outputRate: VoiceFormat.sampleRate).process(mono)
-            } catch {
-                throw AudioEndpointError(endpoint: path, reason: "cannot convert \(audio.sampleRate) Hz: \(error)")
-            }
-        }
-        samples = mono.map(int16(fromFloat:))
+        samples = try WAVRecording.read(path: path)
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
     }
 

@@ -1,0 +1,122 @@
+import Glibc
+import IntercomCore
+import IntercomDSP
+
+/// The microphone's whole chain run on recordings, as fast as it goes, with no sound card:
+/// the echo reference placed by time and by the signals (`EchoAlignment`), the echo canceller
+/// and preprocessor (`MicrophoneCleaner`), the voice gate VOX would use, and both encoders.
+///
+/// The microphone recording and the far end (what the speaker played) start at the same
+/// instant, as a sound card's capture and playback do when opened together: frame i of each
+/// is stamped i periods in, so the timestamps place the reference as a live call's would,
+/// and the signals do the rest. What each stage costs is measured in CPU time of this thread,
+/// so the figure does not depend on what else the machine is doing.
+public struct MicrophoneChainRun {
+    /// The figures of one run.
+    public struct Report: Sendable {
+        /// The microphone after cleaning, as the encoders got it.
+        public var cleaned: [Int16] = []
+        /// Whether the VOX gate would transmit, per 10 ms of the recording.
+        public var transmits: [Bool] = []
+        public var audioSeconds = 0.0
+        /// CPU seconds spent in each stage, in the order they run.
+        public var stageSeconds: [(stage: String, seconds: Double)] = []
+        public var echoReferenceResyncs = 0
+        public var echoDelayCorrections = 0
+        public var echoDelayMilliseconds: Double?
+    }
+
+    public let configuration: CallConfiguration
+
+    /// A chain set up as a live call's with `configuration` would be (echo cancelling as it
+    /// says, denoise and gain control as it says).
+    public init(configuration: CallConfiguration) {
+        var configuration = configuration
+        configuration.liveInput = true
+        self.configuration = configuration
+    }
+
+    /// Runs the chain over `microphone`, with `farEnd` as what the speaker played (silence
+    /// where it is shorter or missing).
+    public func run(microphone: [Int16], farEnd: [Int16]) throws -> Report {
+        let frame = configuration.periodSamples
+        let periodNanoseconds = MediaTime.nanoseconds(frames: frame, rate: VoiceFormat.sampleRate)
+        var settings = configuration.preprocessor
+        settings.voiceActivityDetection = true
+        let cleaner = try MicrophoneCleaner(
+            frameSamples: frame, settings: settings,
+            echoTailMilliseconds: configuration.echoCancellation ? configuration.echoTailMilliseconds : nil
+        )
+        var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: configuration.echoTailMilliseconds)
+        let robust = try OpusEncoder(configuration: configuration.encoder)
+        let lowDelay = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
+        var gate = VoiceActivityGate()
+        var timers = StageTimers(stages: ["echo alignment", "echo canceller and preprocessor", "robust encoder", "low-delay encoder"])
+
+        var report = Report()
+        var reference = [Int16](repeating: 0, count: frame)
+        var robustFrame: [Int16] = []
+        robustFrame.reserveCapacity(configuration.encoder.frameSamples)
+        let frames = microphone.count / frame
+        var gateOpenPerPeriod: [Bool] = []
+        for index in 0..<frames {
+            let range = (index * frame)..<((index + 1) * frame)
+            let time = 1_000_000_000 + UInt64(index) * periodNanoseconds
+            var samples = Array(microphone[range])
+            if cleaner.cancelsEcho {
+                timers.measure(0) {
+                    let played = range.map { $0 < farEnd.count ? farEnd[$0] : 0 }
+                    alignment.played(played, at: time)
+                    alignment.reference(for: samples, capturedAt: time, into: &reference)
+                }
+            }
+            let speech = try timers.measure(1) { try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil) }
+            gateOpenPerPeriod.append(gate.isOpen(speech: speech, now: time))
+            report.cleaned += samples
+            robustFrame += samples
+            if robustFrame.count >= configuration.encoder.frameSamples {
+                _ = try timers.measure(2) { try robustFrame.withUnsafeBufferPointer { try robust.encode($0) } }
+                robustFrame.removeAll(keepingCapacity: true)
+            }
+            if let lowDelay {
+                _ = try timers.measure(3) { try samples.withUnsafeBufferPointer { try lowDelay.encode($0) } }
+            }
+        }
+        let periodsPerDecision = max(1, MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate) / frame)
+        report.transmits = stride(from: 0, to: gateOpenPerPeriod.count, by: periodsPerDecision).map {
+            gateOpenPerPeriod[$0..<min(gateOpenPerPeriod.count, $0 + periodsPerDecision)].contains(true)
+        }
+        report.audioSeconds = Double(frames * frame) / Double(VoiceFormat.sampleRate)
+        report.stageSeconds = timers.totals.filter { $0.stage != "low-delay encoder" || lowDelay != nil }
+            .filter { $0.stage != "echo alignment" || cleaner.cancelsEcho }
+        report.echoReferenceResyncs = alignment.resyncs
+        report.echoDelayCorrections = alignment.corrections
+        report.echoDelayMilliseconds = alignment.echoDelaySamples.map { MediaTime.milliseconds(samples: Double($0)) }
+        return report
+    }
+}
+
+/// CPU time of this thread spent in each stage.
+private struct StageTimers {
+    private var seconds: [Double]
+    private let stages: [String]
+
+    init(stages: [String]) {
+        self.stages = stages
+        seconds = [Double](repeating: 0, count: stages.count)
+    }
+
+    var totals: [(stage: String, seconds: Double)] { Array(zip(stages, seconds)).map { (stage: $0.0, seconds: $0.1) } }
+
+    mutating func measure<Result>(_ stage: Int, _ body: () throws -> Result) rethrows -> Result {
+        let start = Self.threadCPUSeconds()
+        defer { seconds[stage] += Self.threadCPUSeconds() - start }
+        return try body()
+    }
+
+    private static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}
