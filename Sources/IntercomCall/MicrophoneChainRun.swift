@@ -9,7 +9,9 @@ import IntercomDSP
 /// The microphone recording and the far end (what the speaker played) start at the same
 /// instant, as a sound card's capture and playback do when opened together: frame i of each
 /// is stamped i periods in, so the timestamps place the reference as a live call's would,
-/// and the signals do the rest. What each stage costs is measured in CPU time of this thread,
+/// and the signals do the rest. The far end is handed over `speakerQueueMilliseconds` before
+/// it is heard, as a live call's playback fills the speaker's buffer ahead: an echo that the
+/// signals find ahead of its reference is cancelled from samples not yet heard. What each stage costs is measured in CPU time of this thread,
 /// so the figure does not depend on what else the machine is doing.
 public struct MicrophoneChainRun {
     /// The figures of one run.
@@ -27,6 +29,8 @@ public struct MicrophoneChainRun {
     }
 
     public let configuration: CallConfiguration
+    /// How far ahead of being heard the far end is handed over (a live call's speaker queue).
+    public static let speakerQueueMilliseconds = 30
 
     /// A chain set up as a live call's with `configuration` would be (echo cancelling as it
     /// says, denoise and gain control as it says).
@@ -59,14 +63,21 @@ public struct MicrophoneChainRun {
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
         let frames = microphone.count / frame
         var gateOpenPerPeriod: [Bool] = []
+        let queuedFrames = MediaTime.samples(milliseconds: Self.speakerQueueMilliseconds, rate: VoiceFormat.sampleRate) / frame
+        var playedFrames = 0
         for index in 0..<frames {
             let range = (index * frame)..<((index + 1) * frame)
             let time = 1_000_000_000 + UInt64(index) * periodNanoseconds
             var samples = Array(microphone[range])
             if cleaner.cancelsEcho {
                 timers.measure(0) {
-                    let played = range.map { $0 < farEnd.count ? farEnd[$0] : 0 }
-                    alignment.played(played, at: time)
+                    // The far end's frames up to the speaker queue's length ahead.
+                    while playedFrames <= index + queuedFrames {
+                        let start = playedFrames * frame
+                        let played = (start..<(start + frame)).map { $0 < farEnd.count ? farEnd[$0] : 0 }
+                        alignment.played(played, at: 1_000_000_000 + UInt64(playedFrames) * periodNanoseconds)
+                        playedFrames += 1
+                    }
                     alignment.reference(for: samples, capturedAt: time, into: &reference)
                 }
             }

@@ -16,8 +16,9 @@ public struct EchoAlignment: Sendable {
     /// Where a delay found outside `window` is moved to: early in the tail, with room for the
     /// echo to come a few milliseconds earlier before the canceller loses it.
     public let targetSamples: Int
-    /// How far the echo may move before the reference follows it (an estimate is good to
-    /// a tap of the decimated filter).
+    /// How far the echo may move before the reference follows it: 2 ms, four taps of the
+    /// decimated filter, whose peak in a reverberant room can sit a tap or two either side
+    /// from one estimate to the next (each move makes the canceller adapt again).
     public let toleranceSamples: Int
     /// The echo's delay behind the reference, once the signals have found it.
     public private(set) var echoDelaySamples: Int?
@@ -33,7 +34,7 @@ public struct EchoAlignment: Sendable {
         let latest = max(earliest, MediaTime.samples(milliseconds: tailMilliseconds, rate: sampleRate) / 2)
         window = earliest...latest
         targetSamples = MediaTime.samples(milliseconds: 10, rate: sampleRate)
-        toleranceSamples = 2 * estimator.decimation
+        toleranceSamples = 4 * estimator.decimation
     }
 
     /// Times the timestamps moved the reference (`EchoReferenceTimeline.resyncs`).
@@ -69,6 +70,6 @@ public struct EchoAlignment: Sendable {
         // behind them.
         timeline.moveRead(bySamples: kept - delay)
         corrections += 1
-        estimator.restart()
+        estimator.referenceMoved(bySamples: kept - delay)
     }
 }

@@ -278,15 +278,33 @@ public struct EchoDelayEstimator: Sendable {
         }
         guard moveCandidateEvaluations >= moveEvaluations else { return }
         // The echo came `shift` taps later (earlier, when negative): so does the path.
-        if shift > 0 {
-            for k in stride(from: taps - 1, through: 0, by: -1) { learnedPath[k] = k >= shift ? learnedPath[k - shift] : 0 }
-        } else {
-            for k in 0..<taps { learnedPath[k] = k - shift < taps ? learnedPath[k - shift] : 0 }
-        }
+        Self.shift(&learnedPath, by: shift)
         Self.copy(learnedPath, into: &filter)
         if let tap = candidateTap { candidateTap = tap + shift }
         if let tap = establishedTap { establishedTap = tap + shift }
         forgetShifts()
+    }
+
+    /// The reference was moved by `samples` (later samples when positive), so the echo now
+    /// comes that much later behind it: what was learned moves with it, the established
+    /// delay too, so that a peak a pitch period off still has to unlearn it to replace it.
+    public mutating func referenceMoved(bySamples samples: Int) {
+        let shift = samples / decimation
+        Self.shift(&filter, by: shift)
+        Self.shift(&learnedPath, by: shift)
+        if let tap = candidateTap { candidateTap = tap + shift }
+        if let tap = establishedTap { establishedTap = tap + shift }
+        candidateEvaluations = 0
+        forgetShifts()
+    }
+
+    private static func shift(_ path: inout [Float], by shift: Int) {
+        let count = path.count
+        if shift > 0 {
+            for k in stride(from: count - 1, through: 0, by: -1) { path[k] = k >= shift ? path[k - shift] : 0 }
+        } else {
+            for k in 0..<count { path[k] = k - shift < count ? path[k - shift] : 0 }
+        }
     }
 
     /// Element by element: an assignment would share the storage, and the next write to
