@@ -29,8 +29,13 @@ extension ALSAStream {
     ) throws(ALSAStreamFailure) -> (ALSAPCM, Resampler?) {
         let pcm: ALSAPCM
         do {
-            pcm = try ALSAPCM(
-                device: device, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
+            // A plugin's own thread (pulse, PipeWire) gets the audio threads' priority, from
+            // whichever thread opens the device.
+            pcm = try withRealtimePriorityForNewThreads { () throws(ALSAError) in
+                try ALSAPCM(
+                    device: device, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds,
+                    counters: counters)
+            }
         } catch {
             throw .device(error)
         }

@@ -71,9 +71,31 @@ private final class ThreadBody {
         // (the kernel keeps 15 bytes of a name).
         _ = intercom_name_this_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
         if realtime {
-            var parameters = sched_param(sched_priority: 10)
+            var parameters = sched_param(sched_priority: realtimePriority)
             _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
         }
         body()
     }
+}
+
+/// The SCHED_FIFO priority of the audio and network threads.
+private let realtimePriority: Int32 = 10
+
+/// Runs `body` with the calling thread at the audio threads' real-time priority (where the
+/// process may have it), then puts the thread's own scheduling back. Threads that `body`
+/// starts inherit that priority: ALSA's pulse and PipeWire plugins move a device's audio to
+/// and from the sound server on a thread of their own, started when the device is opened, and
+/// left at normal priority a busy machine starves it, so that the server's buffer for the
+/// speaker runs dry (the echo then comes later than the canceller learned it) or the
+/// microphone's overflows, without an xrun on this side.
+public func withRealtimePriorityForNewThreads<Result, Failure: Error>(
+    _ body: () throws(Failure) -> Result
+) throws(Failure) -> Result {
+    var policy: Int32 = 0
+    var saved = sched_param()
+    guard pthread_getschedparam(pthread_self(), &policy, &saved) == 0, policy != Int32(SCHED_FIFO) else { return try body() }
+    var raised = sched_param(sched_priority: realtimePriority)
+    guard pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &raised) == 0 else { return try body() }
+    defer { _ = pthread_setschedparam(pthread_self(), policy, &saved) }
+    return try body()
 }
