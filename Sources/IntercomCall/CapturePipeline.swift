@@ -54,6 +54,8 @@ final class CapturePipeline {
     /// Tone samples still to mix into outgoing frames.
     private var pendingTone: ArraySlice<Float> = []
     private var gateWasOpen = false
+    /// Silences the talk key's own click at the start of each push-to-talk transmission.
+    private var clickGuard = TalkKeyClickGuard()
     private var lossAdaptation: LossAdaptation
     private var lastLossReport = 0
     let counters: CaptureCounters
@@ -132,6 +134,7 @@ final class CapturePipeline {
         preroll.pass(&frame, delayed: mode == .vox)
         let now = SystemClock.monotonicNanoseconds()
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
+        if mode == .ptt { clickGuard.process(&frame, open: gateOpen) }
         if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
         gateWasOpen = gateOpen
         // After the gate closes, the end tone still goes out.
