@@ -35,7 +35,10 @@ final class CapturePipeline {
     private let echoReference: EchoReference
     /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
     private let cleaner: MicrophoneCleaner
-    private var gate = VoiceActivityGate()
+    private var gate = VoiceActivityGate.vox
+    /// VOX's pre-roll: in VOX mode what is sent runs this far behind the microphone, so that a
+    /// word's start, heard before the detector is sure of it, goes out with it.
+    private var preroll: FrameDelayLine
     /// The preprocessor settings in force, to notice a changed VOX threshold.
     private var cleaning: PreprocessorConfiguration
     private var stream: OutgoingStream
@@ -51,6 +54,8 @@ final class CapturePipeline {
     /// Tone samples still to mix into outgoing frames.
     private var pendingTone: ArraySlice<Float> = []
     private var gateWasOpen = false
+    /// Silences the talk key's own click at the start of each push-to-talk transmission.
+    private var clickGuard = TalkKeyClickGuard()
     private var lossAdaptation: LossAdaptation
     private var lastLossReport = 0
     let counters: CaptureCounters
@@ -91,6 +96,10 @@ final class CapturePipeline {
         self.counters = counters
         self.wakeNetwork = wakeNetwork
         frame = [Int16](repeating: 0, count: configuration.periodSamples)
+        preroll = FrameDelayLine(
+            frames: Int(MediaTime.samples(nanoseconds: Int64(VoiceActivityGate.vox.prerollNanoseconds))) / configuration.periodSamples,
+            frameSamples: configuration.periodSamples
+        )
         echoFrame = [Int16](repeating: 0, count: configuration.periodSamples)
         frameNanoseconds = MediaTime.nanoseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate)
     }
@@ -122,8 +131,10 @@ final class CapturePipeline {
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
+        preroll.pass(&frame, delayed: mode == .vox)
         let now = SystemClock.monotonicNanoseconds()
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
+        if mode == .ptt { clickGuard.process(&frame, open: gateOpen) }
         if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
         gateWasOpen = gateOpen
         // After the gate closes, the end tone still goes out.

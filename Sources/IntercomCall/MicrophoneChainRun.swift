@@ -18,7 +18,8 @@ public struct MicrophoneChainRun {
     public struct Report: Sendable {
         /// The microphone after cleaning, as the encoders got it.
         public var cleaned: [Int16] = []
-        /// Whether the VOX gate would transmit, per 10 ms of the recording.
+        /// Whether the VOX gate would transmit each 10 ms of the recording (with its pre-roll,
+        /// a live call sends it that much later).
         public var transmits: [Bool] = []
         public var audioSeconds = 0.0
         /// CPU seconds spent in each stage, in the order they run.
@@ -54,7 +55,9 @@ public struct MicrophoneChainRun {
         var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: configuration.echoTailMilliseconds)
         let robust = try OpusEncoder(configuration: configuration.encoder)
         let lowDelay = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
-        var gate = VoiceActivityGate()
+        var gate = VoiceActivityGate.vox
+        // The gate decides for the frame its pre-roll behind: decision i is frame i − preroll's.
+        let prerollPeriods = Int(MediaTime.samples(nanoseconds: Int64(gate.prerollNanoseconds))) / frame
         var timers = StageTimers(stages: ["echo alignment", "echo canceller and preprocessor", "robust encoder", "low-delay encoder"])
 
         var report = Report()
@@ -92,6 +95,10 @@ public struct MicrophoneChainRun {
             if let lowDelay {
                 _ = try timers.measure(3) { try samples.withUnsafeBufferPointer { try lowDelay.encode($0) } }
             }
+        }
+        if !gateOpenPerPeriod.isEmpty {
+            gateOpenPerPeriod = Array(gateOpenPerPeriod.dropFirst(prerollPeriods))
+                + [Bool](repeating: gateOpenPerPeriod.last!, count: min(prerollPeriods, gateOpenPerPeriod.count))
         }
         let periodsPerDecision = max(1, MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate) / frame)
         report.transmits = stride(from: 0, to: gateOpenPerPeriod.count, by: periodsPerDecision).map {

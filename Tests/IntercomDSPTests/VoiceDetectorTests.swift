@@ -1,0 +1,273 @@
+import Foundation
+import IntercomCore
+import Testing
+import TestSupport
+
+/// VOX's voice detector on labelled signals made here from seeds (the acoustic lab's kinds of
+/// noise, made the same way, and espeak-ng's words): noise alone must not open the gate for
+/// more than 2 s a minute, and no more than one word in ten may lose more than 25 ms of its
+/// start. The detector is deterministic, so the figures do not depend on the machine's load.
+@Suite struct VoiceDetectorTests {
+    static let rate = 48_000
+    static let block = 240
+    static let words = ["yes", "no", "okay", "hello", "stop", "go ahead", "right", "thanks", "wait", "sure"]
+
+    enum Noise: String, CaseIterable { case fan, babble, keyboard }
+
+    /// Whether VOX transmits each 5 ms block of `signal` (in the signal's own time: the gate
+    /// decides for the block its pre-roll behind the detector).
+    static func transmits(_ signal: [Float], threshold: Int = 80) -> [Bool] {
+        var detector = VoiceDetector(threshold: threshold)
+        var gate = VoiceActivityGate.vox
+        let preroll = Int(MediaTime.samples(nanoseconds: Int64(gate.prerollNanoseconds))) / block
+        var open: [Bool] = []
+        let pcm = signal.map(int16(fromFloat:))
+        for (index, start) in stride(from: 0, to: pcm.count - block + 1, by: block).enumerated() {
+            let speech = pcm[start..<(start + block)].withUnsafeBufferPointer { detector.analyse($0) }
+            open.append(gate.isOpen(speech: speech, now: 1_000_000_000 + UInt64(index) * 5_000_000))
+        }
+        return Array(open.dropFirst(preroll)) + [Bool](repeating: open.last ?? false, count: preroll)
+    }
+
+    static func secondsPerMinute(_ transmits: [Bool]) -> Double {
+        Double(transmits.filter { $0 }.count) / Double(transmits.count) * 60
+    }
+
+    // MARK: Noises (as scripts/lab/acoustic/noises.py makes them, from other seeds)
+
+    static func scaled(_ x: [Float], rmsDB: Double) -> [Float] {
+        let rms = SignalMeasures.rms(x)
+        let gain = Float(pow(10, rmsDB / 20) / max(rms, 1e-12))
+        return x.map { $0 * gain }
+    }
+
+    /// Broadband noise falling above 100 Hz and rolled off above 2 kHz, with the motor's hum
+    /// (100, 200, 300 Hz) and a blade-pass tone near 180 Hz, 12 dB under it.
+    static func fan(seconds: Double, seed: UInt64) -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        let n = Int(seconds * Double(rate))
+        var pink: Float = 0, low1: Float = 0, low2: Float = 0
+        let leak = Float(1 - 2 * Double.pi * 100 / Double(rate))
+        let smooth = Float(2 * Double.pi * 2_000 / Double(rate))
+        var x = [Float](repeating: 0, count: n)
+        for i in 0..<n {
+            pink = pink * leak + noise.sample() * 0.05
+            low1 += (pink - low1) * smooth
+            low2 += (low1 - low2) * smooth
+            x[i] = low2
+        }
+        x = scaled(x, rmsDB: -38)
+        let hum = (0..<n).map { i -> Float in
+            let t = Double(i) / Double(rate)
+            return Float(sin(2 * .pi * 100 * t) + 0.7 * sin(2 * .pi * 200 * t) + 0.5 * sin(2 * .pi * 300 * t)
+                + 0.6 * sin(2 * .pi * (180 * t + 3 * sin(2 * .pi * 0.1 * t))))
+        }
+        return zip(x, scaled(hum, rmsDB: -50)).map { $0 + $1 }
+    }
+
+    /// Six voices (three speakers, two texts each) talking at once at the same level, each
+    /// from its own offset.
+    static func babble(seconds: Double, seed: UInt64) throws -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        let n = Int(seconds * Double(rate))
+        var mix = [Float](repeating: 0, count: n)
+        let texts = [SpeechFixture.paragraph, SpeechFixture.sentence + " " + SpeechFixture.sentence + " Over."]
+        for voice in SpeechFixture.Voice.allCases {
+            for text in texts {
+                let speech = scaled(try SpeechFixture.speech(text, voice: voice), rmsDB: -30)
+                let offset = Int(noise.next() % UInt64(speech.count))
+                for i in 0..<n { mix[i] += speech[(i + offset) % speech.count] }
+            }
+        }
+        return scaled(mix, rmsDB: -38)
+    }
+
+    /// A key click: a noise burst ringing at a resonance, high-passed at 800 Hz.
+    static func click(_ noise: inout SeededNoise, resonance: Double, decayMilliseconds: Double, milliseconds: Double) -> [Float] {
+        let m = Int(milliseconds * Double(rate) / 1000)
+        let phase = Double(noise.sample()) * .pi
+        var out = [Float](repeating: 0, count: m)
+        var previous: Float = 0, high: Float = 0
+        let pole = Float(1 - 2 * Double.pi * 800 / Double(rate))
+        for i in 0..<m {
+            let t = Double(i) / Double(rate)
+            let x = Float(0.6 * Double(noise.sample()) * 1.7 * exp(-t / 0.0008) + sin(2 * .pi * resonance * t + phase) * exp(-t * 1000 / decayMilliseconds))
+            high = pole * (high + x - previous)
+            previous = x
+            out[i] = high
+        }
+        return out
+    }
+
+    /// Bursts of 3-8 key presses 90-250 ms apart, and every 4-6 s the talk key's heavier press
+    /// (1.1-1.5 kHz) and its release.
+    static func keyboard(seconds: Double, seed: UInt64) -> [Float] {
+        var noise = SeededNoise(seed: seed)
+        func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * Double(noise.sample() + 1) / 2 }
+        let n = Int(seconds * Double(rate))
+        var out = [Float](repeating: 0, count: n)
+        func place(_ x: [Float], at: Int, gain: Float) {
+            for (i, v) in x.enumerated() where at + i < n { out[at + i] += v * gain }
+        }
+        var position = Int(uniform(0.1, 0.5) * Double(rate))
+        while position < n {
+            for _ in 0..<Int(uniform(3, 9)) {
+                let level = Float(pow(10, uniform(-4, 2) / 20))
+                place(click(&noise, resonance: uniform(2_500, 5_000), decayMilliseconds: uniform(1.5, 3), milliseconds: 12), at: position, gain: level)
+                let release = position + Int(uniform(0.05, 0.11) * Double(rate))
+                place(click(&noise, resonance: uniform(2_500, 5_000), decayMilliseconds: 1.5, milliseconds: 12), at: release, gain: 0.4 * level)
+                position += Int(uniform(0.09, 0.25) * Double(rate))
+            }
+            position += Int(uniform(0.4, 1.6) * Double(rate))
+        }
+        var key = Int(uniform(4, 6) * Double(rate))
+        while key < n {
+            place(click(&noise, resonance: uniform(1_100, 1_500), decayMilliseconds: 6, milliseconds: 25), at: key, gain: 2)
+            place(click(&noise, resonance: uniform(1_100, 1_500), decayMilliseconds: 4, milliseconds: 20), at: key + Int(uniform(0.12, 0.2) * Double(rate)), gain: 0.5)
+            key += Int(uniform(4, 6) * Double(rate))
+        }
+        return scaled(out, rmsDB: -38)
+    }
+
+    static func noise(_ kind: Noise, seconds: Double, seed: UInt64) throws -> [Float] {
+        switch kind {
+        case .fan: fan(seconds: seconds, seed: seed)
+        case .babble: try babble(seconds: seconds, seed: seed)
+        case .keyboard: keyboard(seconds: seconds, seed: seed)
+        }
+    }
+
+    /// The ten words 2-3 s apart in `background`, each 10 dB over it (its RMS while it sounds
+    /// against the noise's), and where each starts: where its 5 ms envelope first reaches
+    /// 20 dB under its loudest, as the acoustic lab scores onsets.
+    static func wordsIn(_ background: [Float], seed: UInt64) throws -> (signal: [Float], onsets: [Int]) {
+        var signal = background
+        var noise = SeededNoise(seed: seed)
+        var position = Int(1.5 * Double(rate))
+        var onsets: [Int] = []
+        let noiseRMS = SignalMeasures.rms(background)
+        for word in words {
+            let spoken = try SpeechFixture.speech(word, voice: .female)
+            let envelope = SignalMeasures.blockRMS(spoken, block: 240)
+            let loudest = envelope.max() ?? 0
+            let sounding = envelope.indices.filter { envelope[$0] > loudest / 30 }
+            let span = (sounding.first! * 240)..<min(spoken.count, (sounding.last! + 1) * 240)
+            let gain = Float(noiseRMS * pow(10, 0.5) / SignalMeasures.rms(spoken[span]))
+            let start = envelope.firstIndex { $0 >= loudest / 10 }! * 240
+            for (i, v) in spoken.enumerated() where position + i < signal.count { signal[position + i] += v * gain }
+            onsets.append(position + start)
+            position += spoken.count + Int((2 + Double(noise.sample() + 1) / 2) * Double(rate))
+        }
+        return (signal, onsets)
+    }
+
+    /// ms lost at the start of each word: from its onset to the first block sent (0 when the
+    /// block before it was sent).
+    static func lostMilliseconds(_ transmits: [Bool], onsets: [Int]) -> [Double] {
+        onsets.map { onset in
+            let first = onset / block
+            if first > 0 && transmits[first - 1] { return 0 }
+            guard let sent = transmits[first...].firstIndex(of: true) else { return .infinity }
+            return max(0, Double(sent * block - onset) * 1000 / Double(rate))
+        }
+    }
+
+    // MARK: Tests
+
+    /// Half a minute of each noise alone opens the gate for at most 2 s a minute.
+    @Test(arguments: Noise.allCases)
+    func noiseAloneStaysShut(kind: Noise) throws {
+        let alone = try Self.noise(kind, seconds: 30, seed: 11)
+        let sent = Self.secondsPerMinute(Self.transmits(alone))
+        #expect(sent <= 2, "\(kind): VOX sent \(sent) s a minute of noise alone")
+    }
+
+    /// Ten words in each noise at 10 dB SNR: every word is sent, and at most one in ten loses
+    /// more than 25 ms of its start.
+    @Test(arguments: Noise.allCases)
+    func wordsInNoiseAreSentFromTheirStart(kind: Noise) throws {
+        let (signal, onsets) = try Self.wordsIn(try Self.noise(kind, seconds: 36, seed: 12), seed: 5)
+        let lost = Self.lostMilliseconds(Self.transmits(signal), onsets: onsets)
+        #expect(lost.allSatisfy { $0.isFinite }, "\(kind): words never sent: \(lost)")
+        #expect(lost.filter { $0 > 25 }.count <= 1, "\(kind): ms lost per word \(lost)")
+    }
+
+    /// Level alone is not voice: a fan that jumps 20 dB louder, and stays there, is still not
+    /// sent (a level rule opens on it), while the speech probability of a vowel-rich sentence
+    /// in the same fan reaches the threshold.
+    @Test func aLouderNoiseIsNotAVoice() throws {
+        let quiet = Self.fan(seconds: 10, seed: 21)
+        let loud = Self.fan(seconds: 10, seed: 22).map { $0 * 10 }
+        let sent = Self.transmits(quiet + loud)
+        #expect(sent.filter { $0 }.count == 0, "a louder fan sent for \(Double(sent.filter { $0 }.count) * 5) ms")
+
+        let sentence = try SpeechFixture.speech(SpeechFixture.sentence, voice: .male)
+        let signal = quiet + zip(Self.fan(seconds: Double(sentence.count) / 48_000 + 1, seed: 23), sentence + [Float](repeating: 0, count: 48_000)).map { $0 + $1 * 0.3 }
+        let talking = Self.transmits(signal).dropFirst(quiet.count / Self.block)
+        let share = Double(talking.filter { $0 }.count) / Double(talking.count)
+        #expect(share > 0.5, "the sentence was sent for \(share * 100) % of its length")
+    }
+
+    /// A higher VOX threshold asks more of every feature: no frame voiced at 80 % is voiced at
+    /// 95 % that was not at 80 % (the probability is one number, compared with the threshold).
+    @Test func aHigherThresholdIsStricter() throws {
+        let (signal, _) = try Self.wordsIn(Self.fan(seconds: 36, seed: 31), seed: 6)
+        let usual = Self.transmits(signal, threshold: 80).filter { $0 }.count
+        let strict = Self.transmits(signal, threshold: 95).filter { $0 }.count
+        let lenient = Self.transmits(signal, threshold: 50).filter { $0 }.count
+        #expect(strict < usual && usual < lenient, "blocks sent at 95/80/50 %: \(strict) \(usual) \(lenient)")
+    }
+}
+
+/// The talk key's click at the start of a push-to-talk transmission, as the far end hears it.
+@Suite struct TalkKeyClickTests {
+    /// The lab's talk key (a 1.1-1.5 kHz click, 6 dB over the keyboard's) pressed at 1 s, its
+    /// event reaching the capture thread 0-10 ms later, speech from 300 ms after the press:
+    /// what is sent holds the click at least 20 dB under the speech (its loudest 10 ms against
+    /// the speech's level while it sounds); without the guard it would not be.
+    @Test(arguments: [0, 5, 10])
+    func theClickStaysOutOfWhatIsSent(eventLagMilliseconds: Int) throws {
+        let rate = 48_000
+        var noise = SeededNoise(seed: UInt64(40 + eventLagMilliseconds))
+        // A quiet room (a fan at -60 dBFS), the click peaking at -10 dBFS as the lab's do over
+        // its keyboard, the speech at -30 dBFS.
+        var signal = VoiceDetectorTests.fan(seconds: 4, seed: 41).map { $0 * 0.08 }
+        let press = rate
+        let raw = VoiceDetectorTests.click(&noise, resonance: 1_300, decayMilliseconds: 6, milliseconds: 25)
+        let click = raw.map { $0 * 0.316 / (raw.map(abs).max() ?? 1) }
+        for (i, v) in click.enumerated() { signal[press + i] += v }
+        let speech = VoiceDetectorTests.scaled(try SpeechFixture.speech(SpeechFixture.sentence, voice: .male), rmsDB: -30)
+        let speechStart = press + rate * 3 / 10
+        for (i, v) in speech.enumerated() where speechStart + i < signal.count { signal[speechStart + i] += v }
+        let opens = press + eventLagMilliseconds * rate / 1000
+
+        func sent(guarded: Bool) -> [Float] {
+            var clickGuard = TalkKeyClickGuard()
+            var out: [Float] = []
+            for start in stride(from: 0, to: signal.count - 240 + 1, by: 240) {
+                var frame = signal[start..<(start + 240)].map(int16(fromFloat:))
+                // The gate opens with the first frame the capture thread handles after the key's event.
+                let open = start + 240 > opens
+                if guarded { clickGuard.process(&frame, open: open) }
+                out += open ? frame.map(float(fromInt16:)) : [Float](repeating: 0, count: 240)
+            }
+            return out
+        }
+        func clickDB(_ out: [Float]) -> Double {
+            let blocks = SignalMeasures.blockRMS(Array(out[press..<(press + rate * 15 / 100)]), block: 480)
+            return 20 * log10(max(blocks.max() ?? 0, 1e-9))
+        }
+        func speechDB(_ out: [Float]) -> Double {
+            let blocks = SignalMeasures.blockRMS(Array(out[speechStart..<min(out.count, speechStart + speech.count)]), block: 480)
+            let loudest = blocks.max() ?? 0
+            let sounding = blocks.filter { $0 > loudest / 10 }
+            return 10 * log10(sounding.map { $0 * $0 }.reduce(0, +) / Double(sounding.count))
+        }
+        let guarded = sent(guarded: true)
+        let plain = sent(guarded: false)
+        #expect(speechDB(guarded) - clickDB(guarded) >= 20, "click \(clickDB(guarded)) dB, speech \(speechDB(guarded)) dB")
+        #expect(speechDB(plain) - clickDB(plain) < 20, "unguarded: click \(clickDB(plain)) dB, speech \(speechDB(plain)) dB")
+        // The speech itself is untouched.
+        #expect(abs(speechDB(guarded) - speechDB(plain)) < 0.01)
+    }
+}
