@@ -25,6 +25,12 @@ final class CapturePipeline {
     /// Captured periods gathering into one robust frame; those not to be sent are silenced.
     private var robustFrame: [Int16] = []
     private var robustFrameTalking = false
+    /// Whether a period gathered into `robustFrame` held voice: a frame begun in silence is
+    /// not kept waiting for its second half when a voice starts (see `captureOneFrame`).
+    private var robustFrameVoiced = false
+    /// Whether the last frame was encoded: an encoder that stood idle (talk key up, gate
+    /// closed) starts its next talkspurt from a reset state, not from audio of the last one.
+    private var lastFrameEncoded = false
     /// Whether the last period held voice: the robust encoder hands over to the low-delay one
     /// after a quiet period rather than inside a word (the encoders' lookaheads differ by 4 ms,
     /// which a switch skips), unless no such period came for `handOverWait` since low delay
@@ -153,6 +159,16 @@ final class CapturePipeline {
         let lowDelayWanted = modes.mode(now: now) == .lowDelay
         lowDelayWantedSince = lowDelayWanted ? lowDelayWantedSince ?? now : nil
         let handOver = encoding == .lowDelay || !lastPeriodVoiced || now >= (lowDelayWantedSince ?? now) + Self.handOverWait
+        // A voice that starts while a robust frame is half gathered from silence does not wait
+        // for it: that half goes out as a low-delay frame of its own and the voice follows at
+        // once. (Waiting would code the whole first word robustly, 10 ms later and with the
+        // robust encoder's lookahead, since the hand-over then waits for a pause.)
+        if lowDelayWanted, handOver, robustFrame.count == frame.count, !robustFrameVoiced {
+            use(.lowDelay)
+            let talkingBefore = robustFrameTalking
+            defer { clearRobustFrame() }
+            try robustFrame.withUnsafeBufferPointer { try queue($0, from: lowDelayEncoder, talking: talkingBefore) }
+        }
         if robustFrame.isEmpty, lowDelayWanted, handOver {
             use(.lowDelay)
             return try frame.withUnsafeBufferPointer { try queue($0, from: lowDelayEncoder, talking: talking) }
@@ -164,12 +180,16 @@ final class CapturePipeline {
             robustFrame.append(contentsOf: repeatElement(0, count: frame.count))
         }
         robustFrameTalking = robustFrameTalking || talking
+        robustFrameVoiced = robustFrameVoiced || voiced
         guard robustFrame.count >= encoder.configuration.frameSamples else { return }
-        defer {
-            robustFrame.removeAll(keepingCapacity: true)
-            robustFrameTalking = false
-        }
+        defer { clearRobustFrame() }
         try robustFrame.withUnsafeBufferPointer { try queue($0, from: encoder, talking: robustFrameTalking) }
+    }
+
+    private func clearRobustFrame() {
+        robustFrame.removeAll(keepingCapacity: true)
+        robustFrameTalking = false
+        robustFrameVoiced = false
     }
 
     /// The encoder taking over last coded audio from before the other one's turn: it starts
@@ -185,8 +205,10 @@ final class CapturePipeline {
     private func queue(_ pcm: UnsafeBufferPointer<Int16>, from encoder: OpusEncoder, talking: Bool) throws {
         var payload: ArraySlice<UInt8> = []
         if talking {
+            if !lastFrameEncoded { encoder.reset() }
             payload = try encoder.encode(pcm)
         }
+        lastFrameEncoded = talking
         // Opus marks frames that DTX judged silent with two bytes or less: not worth a packet.
         let send = talking && payload.count > 2
         guard let header = stream.nextFrame(samples: pcm.count, send: send, payloadBytes: payload.count) else { return }

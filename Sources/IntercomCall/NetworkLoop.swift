@@ -81,8 +81,17 @@ final class NetworkLoop {
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
+    /// When the next reports go out (monotonic ns): every report interval, and sooner once a
+    /// new stream is heard (`firstReportDelay`).
+    private var nextReport: UInt64 = 0
+    /// How soon after a new stream's first packets its sender gets a report: it codes for a
+    /// troubled link until a first report says the link is clean, so the first word of a call
+    /// would otherwise wait up to a whole report interval for its low-delay coding. A quarter
+    /// of a second of packets (some 25 before its DTX sets in) is enough to see loss or jitter.
+    static let firstReportDelay = MediaTime.nanoseconds(.milliseconds(250))
+
     func run(_ loop: LoopTurns) {
-        var nextReport = SystemClock.monotonicNanoseconds()
+        nextReport = SystemClock.monotonicNanoseconds()
         let reportInterval = MediaTime.nanoseconds(configuration.reportInterval)
         while loop.next() {
             let now = SystemClock.monotonicNanoseconds()
@@ -295,6 +304,7 @@ final class NetworkLoop {
             return
         }
         counters.rtpReceived.wrappingAdd(1, ordering: .relaxed)
+        if peers.peers[address]?.ssrc != packet.ssrc { nextReport = min(nextReport, now + Self.firstReportDelay) }
         peers.update(address) { $0.ssrc = packet.ssrc }
         var copy = inbox.reusable()?.payload ?? []
         copy.removeAll(keepingCapacity: true)

@@ -27,19 +27,20 @@ public final class AudioLab: @unchecked Sendable {
 
     /// Starts a lab with the named devices without holding one of the test runner's few
     /// threads while it waits for PulseAudio.
-    public static func start(devices: [String]) async throws -> AudioLab {
-        try await offTheRunner { try startHere(devices: devices) }
+    /// With `bus`, those devices are channels of one sink, recorded together by `recordBus`.
+    public static func start(devices: [String], bus: [String] = []) async throws -> AudioLab {
+        try await offTheRunner { try startHere(devices: devices, bus: bus) }
     }
 
     /// Starts a lab with the named devices on this thread.
-    private static func startHere(devices: [String]) throws -> AudioLab {
+    private static func startHere(devices: [String], bus: [String]) throws -> AudioLab {
         let number = nextLabNumber()
         let prefix = "t\(getpid())_\(number)"
         let directory = temporaryPath("audio-lab-\(number)")
         try SpeechFixture.run(Self.script, [
             "start", "--dir", directory, "--prefix", prefix,
             "--devices", devices.joined(separator: ","), "--owner", "\(getpid())",
-        ])
+        ] + (bus.isEmpty ? [] : ["--bus", bus.joined(separator: ",")]))
         var environment: [String: String] = [:]
         for line in try SpeechFixture.run(Self.script, ["env", "--dir", directory]).split(separator: "\n") {
             // export NAME='value'
@@ -89,6 +90,23 @@ public final class AudioLab: @unchecked Sendable {
         try client("parec", [
             "--latency-msec=20", "-d", "\(device).monitor", "--raw", "--rate=48000", "--channels=1", "--format=s16le", path,
         ])
+    }
+
+    /// Records the bus (a lab started with `bus`): every bus device's sink, one channel each,
+    /// sample-aligned on the one sink's clock, until `finishBusRecording` stops it. The
+    /// recorder's own buffering is common to all channels, so a delay between two of them is
+    /// the devices' alone.
+    public func recordBus(channels: Int, to path: String) throws -> ChildProcess {
+        try client("parec", [
+            "--latency-msec=20", "-d", "bus.monitor", "--raw", "--rate=48000", "--channels=\(channels)",
+            "--channel-map=" + (0..<channels).map { "aux\($0)" }.joined(separator: ","), "--format=s16le", path,
+        ])
+    }
+
+    /// Stops a bus recording and returns each channel, in [-1, 1].
+    public func finishBusRecording(_ recorder: ChildProcess, path: String, channels: Int) throws -> [[Float]] {
+        let samples = try finishRecording(recorder, path: path)
+        return (0..<channels).map { channel in stride(from: channel, to: samples.count - channels + 1, by: channels).map { samples[$0] } }
     }
 
     /// A PulseAudio client of this lab. Its signals are unblocked: it inherits the mask of the

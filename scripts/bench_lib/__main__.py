@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from bench_lib import discovery, drift, lab, report, runs, signals  # noqa: E402
+from bench_lib import discovery, drift, lab, report, runs, signals, talkkey  # noqa: E402
 from bench_lib.analysis import analyse  # noqa: E402
 from bench_lib.signals import RATE  # noqa: E402
 
@@ -196,6 +196,17 @@ def main():
                 duplex[name] = dict(error=f"{type(e).__name__}: {e}")
         extras["duplex"] = duplex
         extras["duplex_seconds"] = (talk_seconds, silent_seconds)
+
+        # Talk key to ear: the first press of a call, and one after 5 minutes of silence (1 with
+        # --quick, 10 s with --smoke); the drift calls go on meanwhile.
+        key_silence = 10.0 if args.smoke else (60.0 if args.quick else 300.0)
+        stamp(f"talk key to ear (a press, {key_silence:g} s of silence, a press)")
+        unavailable = talkkey.available()
+        try:
+            extras["talkkey"] = dict(error=unavailable) if unavailable else talkkey.run(binary, workdir, ports, key_silence)
+        except Exception as e:
+            traceback.print_exc()
+            extras["talkkey"] = dict(error=f"{type(e).__name__}: {e}")
     finally:
         if audio_lab is not None:
             audio_lab.stop()

@@ -218,7 +218,7 @@ def summary_section(run):
     """The summary table, and the targets it found missed."""
     rows = [device_path_summary_row(run), *delay_summary_rows(run), *pesq_summary_rows(run),
             file_pesq_summary_row(run), file_delay_summary_row(run), drift_summary_row(run), *cpu_summary_rows(run), rss_summary_row(run),
-            discovery_summary_row(run), *wire_summary_rows(run)]
+            discovery_summary_row(run), *wire_summary_rows(run), first_click_summary_row(run), *talk_key_summary_rows(run)]
     lines = ["## Summary", "",
              *table_header("figure", "intercom", "trx", "GStreamer", "intercom / trx", "intercom / GStreamer",
                            "target (issues 8 and 14)", "verdict"),
@@ -380,6 +380,50 @@ def median_seconds(values):
 
 def discovery_unmeasured_reason(run):
     return run.ctx.get("disc_unavailable") or run.discovery.get("error", "not run")
+
+
+def first_click_summary_row(run):
+    """The first click of a clean-link lab call (the first word of the call) against the call's median."""
+    def cell(impl):
+        call = run.lab_results.get(("clean", impl), {})
+        delays = call.get("click_delays")
+        if delays is None or not is_number(call.get("delay_median")):
+            return "–", None
+        first = float(delays[0])
+        if math.isnan(first):
+            return f"not found (median {call['delay_median']:.1f} ms)", math.inf
+        return f"{first:.1f} ms (median {call['delay_median']:.1f} ms)", first - call["delay_median"]
+    ours, excess = cell("ours")
+    trx, _ = cell("trx")
+    gst, _ = cell("gstreamer")
+    verdict = "not judged" if excess is None else ("met" if excess <= 10 else "**missed**")
+    return SummaryRow(f"| first click of a call, clean link, lab devices, against the call's median | {ours} | {trx} | {gst} | – | – | "
+                      f"≤ median + 10 ms | {verdict} |")
+
+
+def talk_key_summary_rows(run):
+    """Talk key to ear, one row per press, against the same call's steady delay (target: no
+    more than 10 ms above it); trx has no talk key, so its mouth-to-ear stands beside."""
+    presses = run.extras.get("talkkey")
+    trx = run.lab_results.get(("clean", "trx"), {}).get("delay_median")
+    trx_cell = f"{trx:.1f} ms (its mouth-to-ear, clean lab link; no talk key)" if is_number(trx) else "– (no talk key)"
+    if not isinstance(presses, list):
+        reason = presses.get("error") if isinstance(presses, dict) else "not run"
+        return [SummaryRow(f"| talk key to ear (terminal key through tmux) | not measured: {reason} | {trx_cell} | – | – | – | "
+                           "≤ steady delay + 10 ms | not judged |")]
+    rows = []
+    for p in presses:
+        if "error" in p:
+            rows.append(SummaryRow(f"| talk key to ear, {p['case']} | {p['error']} | {trx_cell} | – | – | – | "
+                                   "≤ steady delay + 10 ms | **missed** |"))
+            continue
+        ok = p["key_to_ear_ms"] <= p["steady_ms"] + 10
+        rows.append(SummaryRow(
+            f"| talk key to ear (space through tmux, file to file, clean link), {p['case']} | {p['key_to_ear_ms']:.1f} ms "
+            f"(steady mouth-to-ear of the same call {p['steady_ms']:.1f} ms; first sample sent from "
+            f"{p['sent_from_ms']:+.1f} ms of the press) | {trx_cell} | – | – | – | ≤ steady delay + 10 ms | "
+            f"{'met' if ok else '**missed**'} |"))
+    return rows
 
 
 def discovery_summary_row(run):

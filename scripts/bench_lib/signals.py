@@ -130,13 +130,16 @@ def find_clicks(output, out_time_ns, in_times_ns, max_delay_ms=1000.0, search_ms
         return coarse[idx]
 
     # A coarse delay for the whole train, at 1 ms steps, then each click near it; the
-    # coarse delay is taken again around each click from its neighbours (±2 clicks), since
-    # the jitter buffer moves the delay during a call.
+    # coarse delay is taken again around each click from its neighbours (±4 clicks), since
+    # the jitter buffer moves the delay during a call. With ±2, the first click of a train
+    # whose first two clicks came out fainter than the next two (the sender's gain control
+    # still rising) was placed where its neighbours' spacing happened to repeat further on:
+    # clicks heard at 60 ms were reported at 730 ms.
     delays = np.full(len(in_times), np.nan)
     peaks = np.zeros(len(in_times))
     steps = np.arange(0.0, max_delay_ms, 1.0) * 1e6
     for i, t in enumerate(in_times):
-        lo, hi = max(0, i - 2), min(len(in_times), i + 3)
+        lo, hi = max(0, i - 4), min(len(in_times), i + 5)
         neighbours = in_times[lo:hi]
         score = np.array([env_at(neighbours + d).sum() for d in steps])
         d0 = steps[int(np.argmax(score))]

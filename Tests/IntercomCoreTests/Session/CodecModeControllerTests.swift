@@ -20,12 +20,19 @@ struct CodecModeControllerTests {
         return modes
     }
 
-    @Test func aCleanLinkWithVoiceIsLowDelayFromItsFirstReport() {
+    @Test func aCleanLinkWithVoiceIsLowDelayFromTheFirstWord() {
         var controller = CodecModeController()
         #expect(controller.mode(now: 0) == .robust, "nothing heard yet: silence")
         controller.heard(speech: true, now: 0)
-        #expect(controller.mode(now: 0) == .robust, "no report yet: the link is not known to be clean")
+        #expect(controller.mode(now: 0) == .lowDelay, "no report yet: the first word is coded as on a clean link")
         #expect(Self.run(&controller, reports: Array(repeating: (0, 1), count: 3)) == [.lowDelay, .lowDelay, .lowDelay])
+    }
+
+    @Test func aTroubledFirstReportSwitchesToRobustAtOnce() {
+        var controller = CodecModeController()
+        controller.heard(speech: true, now: 0)
+        controller.reported(fractionLost: 0.1, jitterMilliseconds: 30, now: Self.second / 4)
+        #expect(controller.mode(now: Self.second / 4) == .robust)
     }
 
     @Test(arguments: [(0.01, 1.0), (0.0, 12.0), (0.5, 40.0)])
