@@ -42,9 +42,10 @@ final class CapturePipeline {
     /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
     private let cleaner: MicrophoneCleaner
     private var gate = VoiceActivityGate.vox
-    /// VOX's pre-roll: in VOX mode what is sent runs this far behind the microphone, so that a
-    /// word's start, heard before the detector is sure of it, goes out with it.
-    private var preroll: FrameDelayLine
+    /// VOX's pre-roll: in VOX mode what is sent starts this far behind the microphone, so that
+    /// a word's start, heard before the detector is sure of it, goes out with it; the pauses of
+    /// the talkspurt then take the delay out again (`PrerollLine`).
+    private var preroll: PrerollLine
     /// The preprocessor settings in force, to notice a changed VOX threshold.
     private var cleaning: PreprocessorConfiguration
     private var stream: OutgoingStream
@@ -102,7 +103,7 @@ final class CapturePipeline {
         self.counters = counters
         self.wakeNetwork = wakeNetwork
         frame = [Int16](repeating: 0, count: configuration.periodSamples)
-        preroll = FrameDelayLine(
+        preroll = PrerollLine(
             frames: Int(MediaTime.samples(nanoseconds: Int64(VoiceActivityGate.vox.prerollNanoseconds))) / configuration.periodSamples,
             frameSamples: configuration.periodSamples
         )
@@ -137,9 +138,11 @@ final class CapturePipeline {
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
-        preroll.pass(&frame, delayed: mode == .vox)
         let now = SystemClock.monotonicNanoseconds()
         let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
+        if mode == .vox {
+            preroll.pass(&frame, tag: 0, sending: gateOpen, pause: cleaner.voiceFrame.isPause)
+        }
         if mode == .ptt { clickGuard.process(&frame, open: gateOpen) }
         if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
         gateWasOpen = gateOpen
@@ -274,7 +277,7 @@ final class CapturePipeline {
         switch mode {
         case .open: return true
         case .vox:
-            return gate.isOpen(speech: speech, now: now)
+            return gate.isOpen(speech: speech, now: now, delayNanoseconds: UInt64(preroll.count) * frameNanoseconds)
         case .ptt:
             return counters.talkKeyHeld.load(ordering: .relaxed)
         }

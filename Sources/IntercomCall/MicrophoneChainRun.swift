@@ -56,8 +56,9 @@ public struct MicrophoneChainRun {
         let robust = try OpusEncoder(configuration: configuration.encoder)
         let lowDelay = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         var gate = VoiceActivityGate.vox
-        // The gate decides for the frame its pre-roll behind: decision i is frame i − preroll's.
-        let prerollPeriods = Int(MediaTime.samples(nanoseconds: Int64(gate.prerollNanoseconds))) / frame
+        // The gate decides for the frame the pre-roll line hands out, which carries its number.
+        var preroll = PrerollLine(frames: Int(MediaTime.samples(nanoseconds: Int64(gate.prerollNanoseconds))) / frame, frameSamples: frame)
+        var gated = [Int16](repeating: 0, count: frame)
         var timers = StageTimers(stages: ["echo alignment", "echo canceller and preprocessor", "robust encoder", "low-delay encoder"])
 
         var report = Report()
@@ -65,7 +66,7 @@ public struct MicrophoneChainRun {
         var robustFrame: [Int16] = []
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
         let frames = microphone.count / frame
-        var gateOpenPerPeriod: [Bool] = []
+        var gateOpenPerPeriod = [Bool](repeating: false, count: microphone.count / frame)
         let queuedFrames = MediaTime.samples(milliseconds: Self.speakerQueueMilliseconds, rate: VoiceFormat.sampleRate) / frame
         var playedFrames = 0
         for index in 0..<frames {
@@ -85,7 +86,10 @@ public struct MicrophoneChainRun {
                 }
             }
             let speech = try timers.measure(1) { try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil) }
-            gateOpenPerPeriod.append(gate.isOpen(speech: speech, now: time))
+            let open = gate.isOpen(speech: speech, now: time, delayNanoseconds: UInt64(preroll.count) * periodNanoseconds)
+            for (offset, sample) in samples.enumerated() { gated[offset] = sample }
+            let sent = preroll.pass(&gated, tag: index, sending: open, pause: cleaner.voiceFrame.isPause)
+            if open { gateOpenPerPeriod[sent] = true }
             report.cleaned += samples
             robustFrame += samples
             if robustFrame.count >= configuration.encoder.frameSamples {
@@ -95,10 +99,6 @@ public struct MicrophoneChainRun {
             if let lowDelay {
                 _ = try timers.measure(3) { try samples.withUnsafeBufferPointer { try lowDelay.encode($0) } }
             }
-        }
-        if !gateOpenPerPeriod.isEmpty {
-            gateOpenPerPeriod = Array(gateOpenPerPeriod.dropFirst(prerollPeriods))
-                + [Bool](repeating: gateOpenPerPeriod.last!, count: min(prerollPeriods, gateOpenPerPeriod.count))
         }
         let periodsPerDecision = max(1, MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate) / frame)
         report.transmits = stride(from: 0, to: gateOpenPerPeriod.count, by: periodsPerDecision).map {

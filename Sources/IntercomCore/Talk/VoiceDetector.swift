@@ -32,11 +32,17 @@ public struct VoiceDetector: Sendable {
         public var voiced = false
         /// Whether a voice is going on: three of the last four frames voiced.
         public var speech = false
+
+        /// Neither voiced nor standing above the noise: a pause between words, which VOX's
+        /// pre-roll may drop to take its delay out (`PrerollLine`).
+        public var isPause: Bool { !voiced && levelOverNoiseDB < VoiceDetector.pauseOverNoiseDB }
     }
 
     public static let frameSamples = 480
     public static let periodicityThreshold: Float = 0.6
     public static let levelThresholdDB: Float = 10
+    /// The speech band less than this above the noise (and not voiced) is a pause.
+    public static let pauseOverNoiseDB: Float = 3
     public static let lowBandShareThresholdDB: Float = -4
 
     /// Percent of speech probability a voiced frame needs (the VOX threshold).
