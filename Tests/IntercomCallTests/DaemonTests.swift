@@ -14,12 +14,13 @@ extension EndToEndTests {
             let port: Int
             let output: String
 
-            init(port: Int, peer: Int?, extra: [String] = [], environment: [String: String] = [:]) throws {
+            init(port: Int, peer: Int?, extra: [String] = [], environment: [String: String] = [:], writesOutput: Bool = true) throws {
                 self.port = port
                 // In a folder of its own, which the daemon makes (as systemd's RuntimeDirectory would be).
                 socket = temporaryPath("run") + "/status.sock"
                 output = temporaryPath("daemon-out.wav")
-                var arguments = ["daemon", "--no-discovery", "--port", "\(port)", "--status-socket", socket, "--output-file", output]
+                var arguments = ["daemon", "--no-discovery", "--port", "\(port)", "--status-socket", socket]
+                if writesOutput { arguments += ["--output-file", output] }
                 if let peer { arguments += ["--peer", "127.0.0.1:\(peer)"] }
                 process = try ChildProcess("setsid", [ChildProcess.intercomPath] + arguments + extra, environment: environment)
             }
@@ -63,6 +64,30 @@ extension EndToEndTests {
             // The human-readable form too.
             let text = spawnAndWait([ChildProcess.intercomPath, "status", "--socket", a.socket])
             #expect(text.status == 0 && text.output.contains("127.0.0.1:\(portB)"), "\(text.output)")
+        }
+
+        /// A Raspberry Pi's SD card wears with every write: a call in progress writes nothing to
+        /// storage (`write_bytes` in /proc/PID/io counts what a process dirties, sockets and
+        /// pipes aside), neither the daemon that talks nor the one that listens.
+        @Test func aCallInProgressWritesNothingToStorage() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: portA, writesOutput: false)
+            let a = try RunningDaemon(port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"], writesOutput: false)
+            let heard = b.waitForStatus { $0.call.received > 100 }
+            #expect(heard.map(\.call.received) ?? 0 > 100, "B heard nothing from A: \(String(describing: heard))")
+            let pids = try [a, b].map { try #require($0.pid) }
+            func written(_ pid: Int32) -> Int? {
+                guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return nil }
+                return text.split(separator: "\n").first { $0.hasPrefix("write_bytes:") }
+                    .flatMap { Int($0.dropFirst("write_bytes:".count).trimmingCharacters(in: .whitespaces)) }
+            }
+            let before = pids.map(written)
+            let received = b.status()?.call.received ?? 0
+            usleep(5_000_000)
+            let after = pids.map(written)
+            #expect((b.status()?.call.received ?? 0) > received + 200, "the call did not go on")
+            #expect(before.allSatisfy { $0 != nil } && before == after, "written to storage during the call: \(before) → \(after)")
         }
 
         @Test func sigtermLeavesCleanlyThePeerDropsItAndTheOutputIsValid() throws {
