@@ -3,6 +3,7 @@ import Glibc
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Logging
 import Synchronization
 
 /// What makes a call private: this device's identity and the devices it trusts.
@@ -37,13 +38,17 @@ final class CallEncryption {
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
     private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
+    /// Frames of another protocol version, for the handshake thread to log (the network thread never logs).
+    private let versionNotices = SPSCRing<Channel.VersionNotice>(capacity: 4)
+    private let logger: Logger
     private let workArrived = DispatchSemaphore(value: 0)
     private let stopping = StopFlag()
     private var worker: JoinableThread?
     private let wakeNetwork: @Sendable () -> Void
 
-    init(_ security: CallSecurity, wakeNetwork: @escaping @Sendable () -> Void) {
+    init(_ security: CallSecurity, logger: Logger, wakeNetwork: @escaping @Sendable () -> Void) {
         self.security = security
+        self.logger = logger
         self.wakeNetwork = wakeNetwork
         fingerprint = Fingerprint(publicKey: security.identity.publicKey).description
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
@@ -67,6 +72,8 @@ final class CallEncryption {
     func start() throws {
         let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
             (work, results, trustUpdates, workArrived, stopping, wakeNetwork, security.trustedDevices)
+        let versionNotices = versionNotices
+        let logger = logger
         let trustCheckInterval = MediaTime.nanoseconds(Self.trustCheckInterval)
         worker = try JoinableThread(name: "handshakes") {
             var stamp = store.stamp()
@@ -79,6 +86,7 @@ final class CallEncryption {
                     while !results.push(result), !stopping.value.load(ordering: .relaxed) { usleep(1_000) }
                     wakeNetwork()
                 }
+                while let notice = versionNotices.pop() { logVersionNotice(notice, logger) }
                 let now = SystemClock.monotonicNanoseconds()
                 guard now >= nextTrustCheck else { continue }
                 nextTrustCheck = now + trustCheckInterval
@@ -119,8 +127,11 @@ final class CallEncryption {
 
     func receive(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) -> Channel.Received {
         defer { handOff() }
-        return channel.receive(bytes, from: address, now: now)
+        let received = channel.receive(bytes, from: address, now: now)
+        if case .dropped = received, let notice = channel.takeVersionNotice(), versionNotices.push(notice) { workArrived.signal() }
+        return received
     }
+
 
     /// Seals into `datagram` (kept by the caller, so that sealing allocates nothing); false while there is no session.
     func seal(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to address: SocketAddress, into datagram: inout [UInt8]) -> Bool {
@@ -142,9 +153,18 @@ final class CallEncryption {
             encrypted: true, authFailPackets: counters.authenticationFailures + unencryptedPackets, replayPackets: counters.replays,
             rateLimited: counters.rateLimited, rekeys: counters.rekeys, handshakes: counters.handshakes,
             untrustedHandshakes: counters.untrusted, badHandshakes: counters.badHandshakes, roams: counters.roams,
-            cookieReplies: counters.cookieReplies, fingerprint: fingerprint
+            cookieReplies: counters.cookieReplies, otherVersionPackets: counters.otherVersion, fingerprint: fingerprint
         )
     }
+}
+
+/// Why a peer of another build never joins. Only numbers are printed (the address and the
+/// version byte): nothing the sender chose as text reaches the log.
+func logVersionNotice(_ notice: SecureChannel<SocketAddress>.VersionNotice, _ logger: Logger) {
+    logger.warning("""
+        peer \(notice.address) speaks protocol version \(notice.version), this build speaks \(SecureDatagram.version): \
+        update one of them (they cannot call each other)
+        """)
 }
 
 /// The `security` object of `--stats-json` and `intercom status --json`.
@@ -163,6 +183,8 @@ public struct SecurityStatistics: Codable, Sendable, Equatable {
     public var roams = 0
     /// Initiations over the handshake budget answered with a cookie (a stranger's flood, or load).
     public var cookieReplies = 0
+    /// Frames of another protocol version (a peer running an older or newer build), dropped.
+    public var otherVersionPackets = 0
     /// RTP packets not sent to a peer because its session was not up yet (the call's start).
     public var unsentNoSession = 0
     /// This device's fingerprint.

@@ -1,6 +1,7 @@
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Logging
 import Synchronization
 
 /// The network thread: reads datagrams and sorts them (RTP to the playback thread's inbox,
@@ -65,7 +66,7 @@ final class NetworkLoop {
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
         outbox: RecyclingRing<[UInt8]>, inbox: RecyclingRing<ReceivedPacket>, capture: CaptureCounters,
-        directory: PeerDirectory
+        directory: PeerDirectory, logger: Logger
     ) {
         self.directory = directory
         self.socket = socket
@@ -77,7 +78,7 @@ final class NetworkLoop {
         self.capture = capture
         peers = PeerTable(keepaliveTimeout: MediaTime.nanoseconds(configuration.keepaliveTimeout))
         senders = SenderAddressCache(capacity: peers.capacity)
-        encryption = configuration.security.map { CallEncryption($0, wakeNetwork: { [poller] in poller.wake() }) }
+        encryption = configuration.security.map { CallEncryption($0, logger: logger, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 

@@ -62,7 +62,7 @@ struct DiscoveryLANTests {
             // avahi-browse may resolve either IP version's sighting to either of h1's addresses.
             let address = line.split(separator: ";")[7]
             #expect(address == lab.ipv4Address(1) || address.hasPrefix("fe80:"), "\(line)")
-            #expect(line.hasSuffix(";5004;\"v=2\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\" \"fp=\""), "\(line)")
+            #expect(line.hasSuffix(";5004;\"v=3\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\" \"fp=\""), "\(line)")
         }
         #expect(alice.stop() == 0)
     }
