@@ -5,6 +5,12 @@ import IntercomSecurity
 import Testing
 import TestSupport
 
+/// A value a closure that outlives its scope can change (under the caller's lock).
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 extension EndToEndTests {
     /// `intercom pair` between real processes, each with a state directory of its own.
     @Suite struct PairingTests {
@@ -49,6 +55,29 @@ extension EndToEndTests {
             let paired = spawnAndWait([ChildProcess.intercomPath, "paired", "--json"] + door.arguments)
             #expect(paired.output.contains("\"fingerprint\" : \"\(laptopPrint)\""), "\(paired.output)")
             #expect(try door.trusted.load().first?.lastSeen != nil, "the call noted when the laptop was last seen")
+        }
+
+        /// The joiner's confirmation and the waiting device's answer each lost once on the way
+        /// (a forwarder between them drops the first copy of each): both are sent again until
+        /// answered, and both devices pair. Before, each was sent once, and the joiner timed out.
+        @Test func aLostConfirmationAndALostAnswerStillPairBothDevices() throws {
+            let (door, laptop) = (try Device("door"), try Device("laptop"))
+            let port = freeUDPPort()
+            let (waiter, code) = try Self.waiting(door, port: port)
+            let lost = NSLock(), lostTypes = Box<Set<UInt8>>([])
+            let forwarder = RecordingForwarder(toB: port, losing: { datagram, _ in
+                guard let type = datagram.first, type == 0x23 || type == 0x24 else { return false }
+                return lost.withLock { lostTypes.value.insert(type).inserted }
+            })
+            defer { forwarder.stop() }
+            let joiner = try Self.join(laptop, code: code, port: forwarder.port)
+            #expect(joiner.wait(seconds: 15) == 0, "\(joiner.standardError)")
+            #expect(waiter.wait(seconds: 15) == 0, "\(waiter.standardError)")
+            #expect(try door.trusted.trustedKeys() == [laptop.identity.publicKey])
+            #expect(try laptop.trusted.trustedKeys() == [door.identity.publicKey])
+            let confirmations = forwarder.datagrams.filter { $0.towardB && $0.bytes.first == 0x23 }.count
+            let answers = forwarder.datagrams.filter { !$0.towardB && $0.bytes.first == 0x24 }.count
+            #expect(confirmations >= 3 && answers >= 2, "\(confirmations) confirmations, \(answers) answers")
         }
 
         @Test func aWrongCodeFailsOnBothSidesStoresNothingAndThreeKillTheCode() throws {
