@@ -37,7 +37,11 @@ final class CallEncryption {
 
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
-    private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
+    /// The paired devices' keys and the names they were stored under, as the list changes.
+    private let trustUpdates = SPSCRing<[[UInt8]: String]>(capacity: 4)
+    /// The name each paired device was stored under at pairing, made safe to print: the name a
+    /// peer shows, rather than the one its hello says (which it chooses, and may change).
+    private(set) var pairedNames: [[UInt8]: String] = [:]
     /// Frames of another protocol version, for the handshake thread to log (the network thread never logs).
     private let versionNotices = SPSCRing<Channel.VersionNotice>(capacity: 4)
     private let logger: Logger
@@ -57,7 +61,8 @@ final class CallEncryption {
         configuration.rejectAfter = max(configuration.rejectAfter, MediaTime.nanoseconds(security.rekeyInterval + .seconds(60)))
         configuration.defersHandshakes = true
         configuration.host = { $0.host }
-        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
+        pairedNames = pairedDeviceNames((try? security.trustedDevices.load()) ?? [])
+        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, Set(pairedNames.keys)))
     }
 
     deinit { stop() }
@@ -93,7 +98,7 @@ final class CallEncryption {
                 let current = store.stamp()
                 guard current != stamp else { continue }
                 // A list that cannot be read trusts nobody but ourselves until it can.
-                if trustUpdates.push((try? store.trustedKeys()) ?? []) {
+                if trustUpdates.push(pairedDeviceNames((try? store.load()) ?? [])) {
                     stamp = current
                     wakeNetwork()
                 }
@@ -119,7 +124,10 @@ final class CallEncryption {
     /// Takes in what the handshake thread finished and a changed trusted list (sessions with
     /// devices no longer on it end); returns the handshake messages to send.
     func collect(now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {
-        while let trusted = trustUpdates.pop() { channel.updateTrust(Self.rule(security, trusted)) }
+        while let trusted = trustUpdates.pop() {
+            pairedNames = trusted
+            channel.updateTrust(Self.rule(security, Set(trusted.keys)))
+        }
         var out: [(bytes: [UInt8], to: SocketAddress)] = []
         while let result = results.pop() { out += channel.apply(result, now: now) }
         return out
@@ -160,6 +168,12 @@ final class CallEncryption {
 
 /// Why a peer of another build never joins. Only numbers are printed (the address and the
 /// version byte): nothing the sender chose as text reaches the log.
+/// Each paired device's key and the name it was stored under, made safe to print.
+func pairedDeviceNames(_ devices: [TrustedDevice]) -> [[UInt8]: String] {
+    Dictionary(devices.compactMap { device in device.keyBytes.map { ($0, TerminalText.sanitized(device.name)) } },
+               uniquingKeysWith: { first, _ in first })
+}
+
 func logVersionNotice(_ notice: SecureChannel<SocketAddress>.VersionNotice, _ logger: Logger) {
     logger.warning("""
         peer \(notice.address) speaks protocol version \(notice.version), this build speaks \(SecureDatagram.version): \

@@ -514,8 +514,11 @@ final class NetworkLoop {
             let key = encryption?.channel.remoteStaticKey(of: peer.address)
             if let key { devicesSeen.insert(key) }
             let row = rows[index]
+            // A paired device is shown by the name it was stored under at pairing, not by the
+            // one its hello or discovery says (the peer's to choose); our own processes by theirs.
+            let name = key.flatMap { encryption?.pairedNames[$0] } ?? row.name
             rows[index] = PeerSnapshot(
-                address: row.address, name: row.name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
+                address: row.address, name: name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
                 secondsSinceHeard: peer.lastHeard.map { MediaTime.seconds(nanoseconds: Double(now - min(now, $0))) },
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },

@@ -47,7 +47,7 @@ extension EndToEndTests {
             #expect(oneWay.speaker.security.untrustedHandshakes >= 1)
 
             try a.trust(b, as: "b")
-            let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
+            let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments + ["--name", "not b\u{1B}[2J"])
             #expect(CallFixtures.correlation(paired) > 0.8)
             let sent = paired.speaker.sentPackets
             let unsent = paired.speaker.security.unsentNoSession
@@ -58,6 +58,8 @@ extension EndToEndTests {
             // caller's goodbye before it wrote its figures).
             let peerPrints = paired.speaker.peers.compactMap(\.fingerprint)
             #expect(peerPrints == [Fingerprint(publicKey: b.identity.publicKey).description], "\(peerPrints)")
+            // And shows it by the name A stored it under at pairing, not by the name its hello says.
+            #expect(paired.speaker.peers.map(\.name) == ["b"], "\(paired.speaker.peers.map(\.name))")
         }
 
         @Test func aCapturedCallRevealsNothingAndItsReplaysTamperingAndSpoofsAreDropped() throws {
