@@ -135,6 +135,30 @@ extension EndToEndTests {
             #expect(code.count == 6 && !numbers.contains(code), "the code is in the daemon's log: \(daemon.standardError)")
         }
 
+        /// `intercom unpair` without --state-dir, where a daemon runs, changes the daemon's list
+        /// (over its status socket, as `pair` does), not the list of whoever typed it; the
+        /// daemon's call then drops the device's session. Before, it changed its user's own list.
+        @Test func unpairReachesARunningDaemonThroughItsStatusSocket() throws {
+            let (pi, laptop) = (try Device("pi"), try Device("laptop"))
+            try pi.trust(laptop, as: "laptop")
+            try pi.trust(try Device("kitchen"), as: "kitchen")
+            let socket = temporaryPath("unpair-status.sock")
+            let daemon = try ChildProcess.intercom(["daemon", "--status-socket", socket, "--no-discovery", "--port", "\(freeUDPPort())",
+                                                    "--input-file", try SpeechFixture.wavFile(SpeechFixture.sentence).path,
+                                                    "--output-file", temporaryPath("pi.wav"), "--duration", "30"] + pi.arguments)
+            defer { daemon.signal(SIGTERM) }
+            #expect(waitUntil(seconds: 10, every: .milliseconds(50)) { access(socket, F_OK) == 0 } != nil, "\(daemon.standardError)")
+            let unknown = try ChildProcess.intercom(["unpair", "nobody", "--socket", socket])
+            #expect(unknown.wait(seconds: 10) == 64 && unknown.standardError.contains("no paired device is called nobody"), "\(unknown.standardError)")
+            let unpair = try ChildProcess.intercom(["unpair", "laptop", "--socket", socket])
+            let laptopPrint = Fingerprint(publicKey: laptop.identity.publicKey).description
+            #expect(unpair.wait(seconds: 10) == 0, "\(unpair.standardError)")
+            #expect(unpair.standardOutput.contains("unpaired laptop (\(laptopPrint)) from the running daemon"), "\(unpair.standardOutput)")
+            #expect(try pi.trusted.load().map(\.name) == ["kitchen"])
+            daemon.signal(SIGTERM)
+            #expect(daemon.wait(seconds: 10) == 0, "\(daemon.standardError)")
+        }
+
         @Test func bothDevicesGivenTheSameCodePairAndAnUnansweredCodeTimesOut() throws {
             let (a, b) = (try Device("a"), try Device("b"))
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
