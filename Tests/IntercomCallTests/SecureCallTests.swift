@@ -153,7 +153,7 @@ extension EndToEndTests {
                 let start = Date()
                 while Date().timeIntervalSince(start) < 1.0 {
                     for _ in 0..<100 {
-                        let initiation = [1, 1, 0, 0] + (0..<124).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
+                        let initiation = [1, SecureDatagram.version, 0, 0] + (0..<124).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
                         stranger.send(initiation, to: listenerPort)
                         sentBytes += initiation.count
                         floodSent += 1
@@ -244,7 +244,7 @@ extension EndToEndTests {
             let forwarder = RecordingForwarder(toB: listenerPort) { datagram, sendToB in
                 guard datagram.first == 2, datagram.count == SecureDatagram.responseLength else { return }
                 // The response's sender index is the index B's message 3 must name.
-                let junk = [3, 1, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
+                let junk = [3, SecureDatagram.version, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
                 sendToB(junk)
                 injected.withLock { $0 += 1 }
             }

@@ -23,7 +23,7 @@ struct DiscoveryLANTests {
         #expect(max(bobAtAlice.afterSeconds, aliceAtBob.afterSeconds) < 2, "the goal is under 1 s; 2 s allows for a loaded machine")
 
         #expect(bobAtAlice.peer?.id == bob.peerID && bobAtAlice.peer?.id != nil)
-        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == 2)
+        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == ServiceAnnouncement.protocolVersion)
         #expect(bobAtAlice.peer?.host == "h2.local")
         #expect(aliceAtBob.peer?.id == alice.peerID && aliceAtBob.peer?.port == 5004)
         // Over IPv4 and IPv6 (link-local, with its zone so that it can be dialled); the
@@ -212,7 +212,7 @@ struct DiscoveryLANTests {
         for (index, name) in names.enumerated() {
             let peer = try #require(peers.first { $0.name == name })
             #expect(peer.addresses.contains(lab.ipv4Address(index + 1)))
-            #expect(peer.port == 5004 && peer.version == 2)
+            #expect(peer.port == 5004 && peer.version == ServiceAnnouncement.protocolVersion)
             #expect(peer.id == announcers[index].peerID)
             #expect((0..<30).contains(peer.lastSeenSecondsAgo))
         }
