@@ -69,7 +69,7 @@ public final class Call: @unchecked Sendable {
         )
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
-            outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory
+            outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory, logger: logger
         )
         let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds($0.after)) }
         func loop(_ thread: String, _ stop: StopFlag) -> LoopTurns {

@@ -48,6 +48,13 @@ public final class CallDiscovery: @unchecked Sendable {
                     }
                     return
                 }
+                if case .appeared = event, security != nil, let version = peer.protocolVersion, version != ServiceAnnouncement.protocolVersion {
+                    // A hint (anyone can announce anything): the frames it sends will tell for sure.
+                    logger.notice("""
+                        peer \(TerminalText.sanitized(peer.serviceName)) announces protocol version \(version), \
+                        this build speaks \(ServiceAnnouncement.protocolVersion): update one of them if it never joins
+                        """)
+                }
                 logger.info("peer found", metadata: [
                     "name": "\(TerminalText.sanitized(peer.serviceName))", "address": "\(address)",
                     "after_ms": "\((peer.firstSeenNanoseconds - call.startedAtNanoseconds) / 1_000_000)",

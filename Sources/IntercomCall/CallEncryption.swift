@@ -3,6 +3,7 @@ import Glibc
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Logging
 import Synchronization
 
 /// What makes a call private: this device's identity and the devices it trusts.
@@ -36,14 +37,22 @@ final class CallEncryption {
 
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
-    private let trustUpdates = SPSCRing<Set<[UInt8]>>(capacity: 4)
+    /// The paired devices' keys and the names they were stored under, as the list changes.
+    private let trustUpdates = SPSCRing<[[UInt8]: String]>(capacity: 4)
+    /// The name each paired device was stored under at pairing, made safe to print: the name a
+    /// peer shows, rather than the one its hello says (which it chooses, and may change).
+    private(set) var pairedNames: [[UInt8]: String] = [:]
+    /// Frames of another protocol version, for the handshake thread to log (the network thread never logs).
+    private let versionNotices = SPSCRing<Channel.VersionNotice>(capacity: 4)
+    private let logger: Logger
     private let workArrived = DispatchSemaphore(value: 0)
     private let stopping = StopFlag()
     private var worker: JoinableThread?
     private let wakeNetwork: @Sendable () -> Void
 
-    init(_ security: CallSecurity, wakeNetwork: @escaping @Sendable () -> Void) {
+    init(_ security: CallSecurity, logger: Logger, wakeNetwork: @escaping @Sendable () -> Void) {
         self.security = security
+        self.logger = logger
         self.wakeNetwork = wakeNetwork
         fingerprint = Fingerprint(publicKey: security.identity.publicKey).description
         var configuration = Channel.Configuration(staticPrivateKey: security.identity.privateKey)
@@ -52,7 +61,8 @@ final class CallEncryption {
         configuration.rejectAfter = max(configuration.rejectAfter, MediaTime.nanoseconds(security.rekeyInterval + .seconds(60)))
         configuration.defersHandshakes = true
         configuration.host = { $0.host }
-        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, (try? security.trustedDevices.trustedKeys()) ?? []))
+        pairedNames = pairedDeviceNames((try? security.trustedDevices.load()) ?? [])
+        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, Set(pairedNames.keys)))
     }
 
     deinit { stop() }
@@ -67,6 +77,8 @@ final class CallEncryption {
     func start() throws {
         let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
             (work, results, trustUpdates, workArrived, stopping, wakeNetwork, security.trustedDevices)
+        let versionNotices = versionNotices
+        let logger = logger
         let trustCheckInterval = MediaTime.nanoseconds(Self.trustCheckInterval)
         worker = try JoinableThread(name: "handshakes") {
             var stamp = store.stamp()
@@ -79,13 +91,14 @@ final class CallEncryption {
                     while !results.push(result), !stopping.value.load(ordering: .relaxed) { usleep(1_000) }
                     wakeNetwork()
                 }
+                while let notice = versionNotices.pop() { logVersionNotice(notice, logger) }
                 let now = SystemClock.monotonicNanoseconds()
                 guard now >= nextTrustCheck else { continue }
                 nextTrustCheck = now + trustCheckInterval
                 let current = store.stamp()
                 guard current != stamp else { continue }
                 // A list that cannot be read trusts nobody but ourselves until it can.
-                if trustUpdates.push((try? store.trustedKeys()) ?? []) {
+                if trustUpdates.push(pairedDeviceNames((try? store.load()) ?? [])) {
                     stamp = current
                     wakeNetwork()
                 }
@@ -111,7 +124,10 @@ final class CallEncryption {
     /// Takes in what the handshake thread finished and a changed trusted list (sessions with
     /// devices no longer on it end); returns the handshake messages to send.
     func collect(now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {
-        while let trusted = trustUpdates.pop() { channel.updateTrust(Self.rule(security, trusted)) }
+        while let trusted = trustUpdates.pop() {
+            pairedNames = trusted
+            channel.updateTrust(Self.rule(security, Set(trusted.keys)))
+        }
         var out: [(bytes: [UInt8], to: SocketAddress)] = []
         while let result = results.pop() { out += channel.apply(result, now: now) }
         return out
@@ -119,8 +135,11 @@ final class CallEncryption {
 
     func receive(_ bytes: ArraySlice<UInt8>, from address: SocketAddress, now: UInt64) -> Channel.Received {
         defer { handOff() }
-        return channel.receive(bytes, from: address, now: now)
+        let received = channel.receive(bytes, from: address, now: now)
+        if case .dropped = received, let notice = channel.takeVersionNotice(), versionNotices.push(notice) { workArrived.signal() }
+        return received
     }
+
 
     /// Seals into `datagram` (kept by the caller, so that sealing allocates nothing); false while there is no session.
     func seal(_ bytes: [UInt8], kind: SecureDatagram.TransportKind, to address: SocketAddress, into datagram: inout [UInt8]) -> Bool {
@@ -142,9 +161,24 @@ final class CallEncryption {
             encrypted: true, authFailPackets: counters.authenticationFailures + unencryptedPackets, replayPackets: counters.replays,
             rateLimited: counters.rateLimited, rekeys: counters.rekeys, handshakes: counters.handshakes,
             untrustedHandshakes: counters.untrusted, badHandshakes: counters.badHandshakes, roams: counters.roams,
-            cookieReplies: counters.cookieReplies, fingerprint: fingerprint
+            cookieReplies: counters.cookieReplies, otherVersionPackets: counters.otherVersion, fingerprint: fingerprint
         )
     }
+}
+
+/// Why a peer of another build never joins. Only numbers are printed (the address and the
+/// version byte): nothing the sender chose as text reaches the log.
+/// Each paired device's key and the name it was stored under, made safe to print.
+func pairedDeviceNames(_ devices: [TrustedDevice]) -> [[UInt8]: String] {
+    Dictionary(devices.compactMap { device in device.keyBytes.map { ($0, TerminalText.sanitized(device.name)) } },
+               uniquingKeysWith: { first, _ in first })
+}
+
+func logVersionNotice(_ notice: SecureChannel<SocketAddress>.VersionNotice, _ logger: Logger) {
+    logger.warning("""
+        peer \(notice.address) speaks protocol version \(notice.version), this build speaks \(SecureDatagram.version): \
+        update one of them (they cannot call each other)
+        """)
 }
 
 /// The `security` object of `--stats-json` and `intercom status --json`.
@@ -163,6 +197,8 @@ public struct SecurityStatistics: Codable, Sendable, Equatable {
     public var roams = 0
     /// Initiations over the handshake budget answered with a cookie (a stranger's flood, or load).
     public var cookieReplies = 0
+    /// Frames of another protocol version (a peer running an older or newer build), dropped.
+    public var otherVersionPackets = 0
     /// RTP packets not sent to a peer because its session was not up yet (the call's start).
     public var unsentNoSession = 0
     /// This device's fingerprint.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import IntercomCore
 import IntercomIO
 import IntercomSecurity
 import Logging
@@ -64,6 +65,19 @@ public final class DaemonPairing: Sendable {
             state.withLock { $0 = .failed("\(error)") }
         }
         return printed.map { "code: \($0)\n" } ?? "looking\n"
+    }
+
+    /// Stops trusting a device, in the daemon's own list (as `intercom unpair` does in the
+    /// list of a state directory); the running call drops its session within 2 s. The reply line.
+    public func unpair(_ device: String) -> String {
+        do {
+            let removed = try store.remove(matching: device)
+            let fingerprint = removed.keyBytes.map { Fingerprint(publicKey: $0).description } ?? "?"
+            logger.notice("unpaired over the status socket", metadata: ["fingerprint": "\(fingerprint)"])
+            return "unpaired \(TerminalText.sanitized(removed.name)) (\(fingerprint))\n"
+        } catch {
+            return "error: \(TerminalText.sanitized("\(error)"))\n"
+        }
     }
 
     /// How the pairing is going; the reply line.

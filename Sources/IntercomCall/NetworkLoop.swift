@@ -1,6 +1,7 @@
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
+import Logging
 import Synchronization
 
 /// The network thread: reads datagrams and sorts them (RTP to the playback thread's inbox,
@@ -65,7 +66,7 @@ final class NetworkLoop {
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
         outbox: RecyclingRing<[UInt8]>, inbox: RecyclingRing<ReceivedPacket>, capture: CaptureCounters,
-        directory: PeerDirectory
+        directory: PeerDirectory, logger: Logger
     ) {
         self.directory = directory
         self.socket = socket
@@ -77,7 +78,7 @@ final class NetworkLoop {
         self.capture = capture
         peers = PeerTable(keepaliveTimeout: MediaTime.nanoseconds(configuration.keepaliveTimeout))
         senders = SenderAddressCache(capacity: peers.capacity)
-        encryption = configuration.security.map { CallEncryption($0, wakeNetwork: { [poller] in poller.wake() }) }
+        encryption = configuration.security.map { CallEncryption($0, logger: logger, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
     }
 
@@ -523,8 +524,11 @@ final class NetworkLoop {
             let key = encryption?.channel.remoteStaticKey(of: peer.address)
             if let key { devicesSeen.insert(key) }
             let row = rows[index]
+            // A paired device is shown by the name it was stored under at pairing, not by the
+            // one its hello or discovery says (the peer's to choose); our own processes by theirs.
+            let name = key.flatMap { encryption?.pairedNames[$0] } ?? row.name
             rows[index] = PeerSnapshot(
-                address: row.address, name: row.name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
+                address: row.address, name: name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
                 secondsSinceHeard: peer.lastHeard.map { MediaTime.seconds(nanoseconds: Double(now - min(now, $0))) },
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },

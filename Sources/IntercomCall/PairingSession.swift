@@ -32,6 +32,13 @@ public final class PairingSession: Sendable {
         case timedOut
     }
 
+    /// How often the joining device sends its hello, then its confirmation, again while no
+    /// answer comes (a datagram may be lost either way).
+    static let retryInterval: UInt64 = 250_000_000
+    /// How long the waiting device stays after the exchange ended to answer a repeated
+    /// confirmation (its answer may have been lost): eight of the joiner's retries.
+    static let linger: UInt64 = 2_000_000_000
+
     private let identity: DeviceIdentity
     private let store: TrustedDeviceStore
     private let options: Options
@@ -75,28 +82,40 @@ public final class PairingSession: Sendable {
             : "looking for the device to pair with (this device: \(ownFingerprint))")
 
         var buffer = [UInt8](repeating: 0, count: 1_500)
+        // The waiting side's outcome once its exchange ended, kept until `linger` has passed.
+        var ended: (outcome: Outcome, until: UInt64)?
         while true {
             let now = SystemClock.monotonicNanoseconds()
-            guard now < deadline else { return .timedOut }
-            if let code = options.code, initiator == nil, let target = target(discovery: discovery, own: ownFingerprint) {
+            if let ended, now >= ended.until { return ended.outcome }
+            guard now < deadline || ended != nil else { return .timedOut }
+            if ended == nil, let code = options.code, initiator == nil, let target = target(discovery: discovery, own: ownFingerprint) {
                 initiator = (PairingInitiator(code: code, staticKey: identity.publicKey, name: options.name), target, 0)
             }
-            if var current = initiator, now - min(now, current.sentAt) >= 500_000_000 {
-                // Repeated until the waiting device answers: the first datagram may be lost.
-                try? socket.send(current.exchange.hello, to: current.target)
+            if ended == nil, var current = initiator, now - min(now, current.sentAt) >= Self.retryInterval {
+                // Repeated until the waiting device answers: the hello, then the confirmation.
+                try? socket.send(current.exchange.outgoing, to: current.target)
                 current.sentAt = now
                 initiator = current
             }
-            _ = try poller.wait(timeoutNanoseconds: min(deadline - now, 200_000_000))
+            let until = ended?.until ?? deadline
+            _ = try poller.wait(timeoutNanoseconds: min(until - min(until, now), 100_000_000))
             while let (count, from) = try socket.receive(into: &buffer) {
                 let bytes = buffer[0..<count]
                 let arrived = SystemClock.monotonicNanoseconds()
+                if ended != nil {
+                    // Only repeats of the confirmation that ended it are answered now.
+                    if case .confirm? = PairingMessage(bytes), case .send(let reply) = responder.receive(bytes, now: arrived) {
+                        try? socket.send(reply, to: from)
+                    }
+                    continue
+                }
                 if var current = initiator, from == current.target {
                     let event = current.exchange.receive(bytes)
                     initiator = current
                     switch event {
                     case .send(let reply):
                         try? socket.send(reply, to: from)
+                        initiator?.sentAt = arrived
                         continue
                     case .paired(let device): return try store(device)
                     case .wrongCode: return .wrongCode
@@ -109,11 +128,11 @@ public final class PairingSession: Sendable {
                     try? socket.send(reply, to: from)
                 case .paired(let device, let reply):
                     try? socket.send(reply, to: from)
-                    return try store(device)
+                    ended = (try store(device), arrived + Self.linger)
                 case .wrongCode(let reply, let left):
                     try? socket.send(reply, to: from)
                     say("a device at \(from) gave a wrong code; \(left) attempt\(left == 1 ? "" : "s") left")
-                    if left == 0 { return .wrongCode }
+                    if left == 0 { ended = (.wrongCode, arrived + Self.linger) }
                 case .codeExhausted:
                     return responder.isExhausted ? .wrongCode : .timedOut
                 case .ignored:
@@ -139,6 +158,8 @@ public final class PairingSession: Sendable {
     }
 
     private func store(_ device: PairedDevice) throws -> Outcome {
+        // The exchange refuses our own key; this is the last word on it.
+        guard device.publicKey != identity.publicKey else { throw PairingError.ownKey }
         try store.add(TrustedDevice(name: TerminalText.sanitized(device.name), publicKey: device.publicKey, pairedAt: Date()))
         return .paired(name: TerminalText.sanitized(device.name), fingerprint: Fingerprint(publicKey: device.publicKey).description)
     }
@@ -151,6 +172,17 @@ public final class PairingSession: Sendable {
             return try UDPSocket(port: UInt16(port))
         } catch {
             return try UDPSocket(port: 0)
+        }
+    }
+}
+
+
+public enum PairingError: Error, CustomStringConvertible {
+    case ownKey
+
+    public var description: String {
+        switch self {
+        case .ownKey: "the other device has this device's own key (the same state directory): there is nothing to pair"
         }
     }
 }

@@ -46,6 +46,8 @@ public struct StatusReport: Codable, Sendable {
             return pairing?.start(code: code) ?? "error: this call cannot pair (it is not encrypted)\n"
         case .success(.pairResult):
             return pairing?.result() ?? "error: this call cannot pair (it is not encrypted)\n"
+        case .success(.unpair(let device)):
+            return pairing?.unpair(device) ?? "error: this call has no paired devices (it is not encrypted)\n"
         case .failure(let error):
             return "\(error)\n"
         }

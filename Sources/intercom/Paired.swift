@@ -1,5 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
+import Glibc
+import IntercomCall
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -65,9 +67,16 @@ struct Unpair: ParsableCommand {
     @Argument(help: ArgumentHelp("The device's name or fingerprint.", valueName: "NAME|FINGERPRINT"))
     var device: String
 
+    @Option(help: ArgumentHelp("A running daemon's status socket: without --state-dir, a daemon found there unpairs the device from its own list.", valueName: "PATH"))
+    var socket = StatusSocket.defaultPath
+
     @OptionGroup(title: "Identity") var identity: IdentityOptions
 
     func run() throws {
+        // Where a daemon runs, it is the daemon's list that changes (unless --state-dir says whose), as for pair.
+        if identity.stateDirectory == nil, access(socket, F_OK) == 0 {
+            return try unpairDaemon()
+        }
         do {
             let removed = try identity.trustedDevices().remove(matching: device)
             let fingerprint = removed.keyBytes.map { Fingerprint(publicKey: $0).description } ?? "?"
@@ -75,5 +84,23 @@ struct Unpair: ParsableCommand {
         } catch let error as TrustedDeviceError {
             throw ValidationError("\(error)")
         }
+    }
+
+    /// Asks the daemon at `socket` to unpair the device.
+    private func unpairDaemon() throws {
+        guard StatusRequest.parse(Array("unpair \(device)".utf8)) == .success(.unpair(device: device)) else {
+            throw ValidationError("a device's name or fingerprint is printable and at most \(StatusRequest.maximumDeviceBytes) bytes")
+        }
+        let answer: String
+        do {
+            answer = try StatusSocket.ask(.unpair(device: device), path: socket).trimmingWhitespace()
+        } catch {
+            StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or unpair in another state directory with --state-dir\n")
+            throw ExitCode(69)
+        }
+        guard answer.hasPrefix("unpaired ") else {
+            throw ValidationError("the daemon answered: \(TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer))")
+        }
+        print("\(answer) from the running daemon (\(socket))")
     }
 }

@@ -82,6 +82,38 @@ enum CallFixtures {
         return (gaps.count, spoken, gaps)
     }
 
+    /// The longest stretch of the input's speech that came out silent, counted from the first
+    /// spoken 10 ms block that came out heard (the call's start is not a gap): from the first
+    /// silent spoken block of a stretch to its last, with no heard spoken block between (pauses
+    /// in the speech inside a stretch count too, as a listener would hear them).
+    static func longestGap(input: [Float], output: [Float], alignment: Alignment) -> (seconds: Double, at: Double, silentBlocks: Int) {
+        let block = 480
+        let threshold = 0.02
+        var heardOnce = false
+        var stretchStart: Double?
+        var longest = (seconds: 0.0, at: 0.0, silentBlocks: 0)
+        for start in stride(from: 0, to: input.count - block, by: block) {
+            let window = alignment.windows.last { $0.inputStart <= start }
+            let lag = window.map { start - $0.inputStart < 24_000 ? $0.lag : alignment.lag } ?? alignment.lag
+            guard start + lag >= 0, start + lag + block <= output.count else { continue }
+            let inputLevel = SignalMeasures.rms(input[start..<(start + block)])
+            guard inputLevel > threshold else { continue }
+            let time = Double(start) / 48_000
+            if SignalMeasures.rms(output[(start + lag)..<(start + lag + block)]) >= inputLevel * 0.1 {
+                heardOnce = true
+                stretchStart = nil
+                continue
+            }
+            guard heardOnce else { continue }
+            longest.silentBlocks += 1
+            let first = stretchStart ?? time
+            stretchStart = first
+            let length = time + Double(block) / 48_000 - first
+            if length > longest.seconds { (longest.seconds, longest.at) = (length, first) }
+        }
+        return longest
+    }
+
     /// Runs `processes` to completion, expecting each to exit 0.
     static func expectClean(_ processes: [(String, ChildProcess)], within seconds: Double) {
         for (name, process) in processes {

@@ -64,6 +64,12 @@ import TestSupport
             #expect(refused.status == 78 && refused.errors.contains(foreign) && refused.errors.contains("belongs to user"), "\(command): \(refused)")
         }
         #expect(!FileManager.default.fileExists(atPath: foreign + "/identity"))
+        // A directory above the state directory that others may write lets them swap it.
+        let open = temporaryPath("open-parent")
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        chmod(open, 0o777)
+        let underOpen = try Self.failure(call + ["--state-dir", open + "/state"])
+        #expect(underOpen.status == 78 && underOpen.errors.contains(open) && underOpen.errors.contains("could swap"), "\(underOpen)")
 
         let state = temporaryPath("loose-state")
         #expect(spawnAndWait([ChildProcess.intercomPath, "paired", "--state-dir", state]).status == 0)

@@ -5,6 +5,12 @@ import IntercomSecurity
 import Testing
 import TestSupport
 
+/// A value a closure that outlives its scope can change (under the caller's lock).
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
 extension EndToEndTests {
     /// `intercom pair` between real processes, each with a state directory of its own.
     @Suite struct PairingTests {
@@ -49,6 +55,29 @@ extension EndToEndTests {
             let paired = spawnAndWait([ChildProcess.intercomPath, "paired", "--json"] + door.arguments)
             #expect(paired.output.contains("\"fingerprint\" : \"\(laptopPrint)\""), "\(paired.output)")
             #expect(try door.trusted.load().first?.lastSeen != nil, "the call noted when the laptop was last seen")
+        }
+
+        /// The joiner's confirmation and the waiting device's answer each lost once on the way
+        /// (a forwarder between them drops the first copy of each): both are sent again until
+        /// answered, and both devices pair. Before, each was sent once, and the joiner timed out.
+        @Test func aLostConfirmationAndALostAnswerStillPairBothDevices() throws {
+            let (door, laptop) = (try Device("door"), try Device("laptop"))
+            let port = freeUDPPort()
+            let (waiter, code) = try Self.waiting(door, port: port)
+            let lost = NSLock(), lostTypes = Box<Set<UInt8>>([])
+            let forwarder = RecordingForwarder(toB: port, losing: { datagram, _ in
+                guard let type = datagram.first, type == 0x23 || type == 0x24 else { return false }
+                return lost.withLock { lostTypes.value.insert(type).inserted }
+            })
+            defer { forwarder.stop() }
+            let joiner = try Self.join(laptop, code: code, port: forwarder.port)
+            #expect(joiner.wait(seconds: 15) == 0, "\(joiner.standardError)")
+            #expect(waiter.wait(seconds: 15) == 0, "\(waiter.standardError)")
+            #expect(try door.trusted.trustedKeys() == [laptop.identity.publicKey])
+            #expect(try laptop.trusted.trustedKeys() == [door.identity.publicKey])
+            let confirmations = forwarder.datagrams.filter { $0.towardB && $0.bytes.first == 0x23 }.count
+            let answers = forwarder.datagrams.filter { !$0.towardB && $0.bytes.first == 0x24 }.count
+            #expect(confirmations >= 3 && answers >= 2, "\(confirmations) confirmations, \(answers) answers")
         }
 
         @Test func aWrongCodeFailsOnBothSidesStoresNothingAndThreeKillTheCode() throws {
@@ -104,6 +133,30 @@ extension EndToEndTests {
             // Compared number by number: a longer number that happens to hold the six digits is not the code.
             let numbers = daemon.standardError.split { !$0.isNumber }.map(String.init)
             #expect(code.count == 6 && !numbers.contains(code), "the code is in the daemon's log: \(daemon.standardError)")
+        }
+
+        /// `intercom unpair` without --state-dir, where a daemon runs, changes the daemon's list
+        /// (over its status socket, as `pair` does), not the list of whoever typed it; the
+        /// daemon's call then drops the device's session. Before, it changed its user's own list.
+        @Test func unpairReachesARunningDaemonThroughItsStatusSocket() throws {
+            let (pi, laptop) = (try Device("pi"), try Device("laptop"))
+            try pi.trust(laptop, as: "laptop")
+            try pi.trust(try Device("kitchen"), as: "kitchen")
+            let socket = temporaryPath("unpair-status.sock")
+            let daemon = try ChildProcess.intercom(["daemon", "--status-socket", socket, "--no-discovery", "--port", "\(freeUDPPort())",
+                                                    "--input-file", try SpeechFixture.wavFile(SpeechFixture.sentence).path,
+                                                    "--output-file", temporaryPath("pi.wav"), "--duration", "30"] + pi.arguments)
+            defer { daemon.signal(SIGTERM) }
+            #expect(waitUntil(seconds: 10, every: .milliseconds(50)) { access(socket, F_OK) == 0 } != nil, "\(daemon.standardError)")
+            let unknown = try ChildProcess.intercom(["unpair", "nobody", "--socket", socket])
+            #expect(unknown.wait(seconds: 10) == 64 && unknown.standardError.contains("no paired device is called nobody"), "\(unknown.standardError)")
+            let unpair = try ChildProcess.intercom(["unpair", "laptop", "--socket", socket])
+            let laptopPrint = Fingerprint(publicKey: laptop.identity.publicKey).description
+            #expect(unpair.wait(seconds: 10) == 0, "\(unpair.standardError)")
+            #expect(unpair.standardOutput.contains("unpaired laptop (\(laptopPrint)) from the running daemon"), "\(unpair.standardOutput)")
+            #expect(try pi.trusted.load().map(\.name) == ["kitchen"])
+            daemon.signal(SIGTERM)
+            #expect(daemon.wait(seconds: 10) == 0, "\(daemon.standardError)")
         }
 
         @Test func bothDevicesGivenTheSameCodePairAndAnUnansweredCodeTimesOut() throws {

@@ -47,7 +47,7 @@ extension EndToEndTests {
             #expect(oneWay.speaker.security.untrustedHandshakes >= 1)
 
             try a.trust(b, as: "b")
-            let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments)
+            let paired = try CallFixtures.twoPeerCall(speaker: a.arguments, listener: b.arguments + ["--name", "not b\u{1B}[2J"])
             #expect(CallFixtures.correlation(paired) > 0.8)
             let sent = paired.speaker.sentPackets
             let unsent = paired.speaker.security.unsentNoSession
@@ -58,6 +58,8 @@ extension EndToEndTests {
             // caller's goodbye before it wrote its figures).
             let peerPrints = paired.speaker.peers.compactMap(\.fingerprint)
             #expect(peerPrints == [Fingerprint(publicKey: b.identity.publicKey).description], "\(peerPrints)")
+            // And shows it by the name A stored it under at pairing, not by the name its hello says.
+            #expect(paired.speaker.peers.map(\.name) == ["b"], "\(paired.speaker.peers.map(\.name))")
         }
 
         @Test func aCapturedCallRevealsNothingAndItsReplaysTamperingAndSpoofsAreDropped() throws {
@@ -151,7 +153,7 @@ extension EndToEndTests {
                 let start = Date()
                 while Date().timeIntervalSince(start) < 1.0 {
                     for _ in 0..<100 {
-                        let initiation = [1, 1, 0, 0] + (0..<124).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
+                        let initiation = [1, SecureDatagram.version, 0, 0] + (0..<124).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
                         stranger.send(initiation, to: listenerPort)
                         sentBytes += initiation.count
                         floodSent += 1
@@ -242,7 +244,7 @@ extension EndToEndTests {
             let forwarder = RecordingForwarder(toB: listenerPort) { datagram, sendToB in
                 guard datagram.first == 2, datagram.count == SecureDatagram.responseLength else { return }
                 // The response's sender index is the index B's message 3 must name.
-                let junk = [3, 1, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
+                let junk = [3, SecureDatagram.version, 0, 0] + datagram[4..<8] + (0..<(SecureDatagram.finishLength - 8)).map { _ in UInt8.random(in: 0...255) }
                 sendToB(junk)
                 injected.withLock { $0 += 1 }
             }

@@ -50,6 +50,65 @@ struct PairingExchangeTests {
         #expect(responder.receive(initiator.hello[...], now: 3) == .codeExhausted, "even the right code is refused now")
     }
 
+    /// The confirmation lost on its way, then the answer lost on its way back: the joiner sends
+    /// what it has not had an answer to again, and the waiting device answers a repeat as it
+    /// answered the first, without counting it as another attempt.
+    @Test(arguments: ["482913", "000000"]) func aLostConfirmationOrAnswerIsSentAgainUntilAnswered(joinerCode: String) throws {
+        var responder = PairingResponder(code: "482913", staticKey: waiter, name: "door pi", deadline: later)
+        var initiator = PairingInitiator(code: joinerCode, staticKey: joiner, name: "laptop")
+        #expect(initiator.outgoing == initiator.hello)
+        guard case .send(let reply) = responder.receive(initiator.outgoing[...], now: 1) else { throw Unexpected() }
+        guard case .send(let confirm) = initiator.receive(reply[...]) else { throw Unexpected() }
+        // The first confirmation is lost: the joiner's retry sends it again.
+        #expect(initiator.outgoing == confirm)
+        let first = responder.receive(initiator.outgoing[...], now: 2)
+        let answer: [UInt8]
+        switch first {
+        case .paired(_, let reply) where joinerCode == "482913": answer = reply
+        case .wrongCode(let reply, 2) where joinerCode != "482913": answer = reply
+        default: throw Unexpected()
+        }
+        // The answer is lost: the joiner still sends its confirmation, and gets the same answer,
+        // again and again, even once the code has expired.
+        #expect(initiator.outgoing == confirm)
+        for retry in 0..<3 {
+            #expect(responder.receive(initiator.outgoing[...], now: later + UInt64(retry)) == .send(answer))
+        }
+        #expect(responder.wrongAttempts == (joinerCode == "482913" ? 0 : 1))
+        #expect(initiator.receive(answer[...]) == (joinerCode == "482913" ? .paired(PairedDevice(publicKey: waiter, name: "door pi")) : .wrongCode))
+        // A confirmation with another tag for the ended exchange is no repeat: not answered.
+        var forged = confirm
+        forged[forged.count - 1] ^= 1
+        #expect(responder.receive(forged[...], now: 3) == .ignored)
+    }
+
+    struct Unexpected: Error {}
+
+    /// A device is never paired with its own key: a hello or a reply carrying it (our own sent
+    /// back to us, or a device that shares our state directory) is not answered.
+    @Test func ownKeyIsNeverPaired() {
+        var responder = PairingResponder(code: "482913", staticKey: waiter, name: "door pi", deadline: later)
+        let ownHello = PairingInitiator(code: "482913", staticKey: waiter, name: "door pi")
+        #expect(responder.receive(ownHello.hello[...], now: 1) == .ignored && responder.halfOpenCount == 0)
+        var initiator = PairingInitiator(code: "482913", staticKey: joiner, name: "laptop")
+        var mirror = PairingResponder(code: "482913", staticKey: joiner, name: "laptop", deadline: later)
+        var other = PairingResponder(code: "482913", staticKey: waiter, name: "door pi", deadline: later)
+        // The joiner's hello to a device with its own key draws a reply the joiner ignores.
+        #expect(mirror.receive(initiator.hello[...], now: 1) == .ignored)
+        // A reply with the joiner's own key, made up by whoever read the hello, is ignored too,
+        // and the real device's reply is still taken.
+        let reflected = PairingMessage.reply(session: initiator.session, share: Array(initiator.hello[20..<52]), staticKey: joiner, name: "laptop").serialized()
+        #expect(initiator.receive(reflected[...]) == .ignored)
+        guard case .send(let reply) = other.receive(initiator.hello[...], now: 1) else {
+            Issue.record("the other device did not answer")
+            return
+        }
+        guard case .send = initiator.receive(reply[...]) else {
+            Issue.record("the real reply was not taken")
+            return
+        }
+    }
+
     @Test func anExpiredCodeAnswersNothing() {
         var responder = PairingResponder(code: "482913", staticKey: waiter, name: "door pi", deadline: 100)
         let initiator = PairingInitiator(code: "482913", staticKey: joiner, name: "laptop")

@@ -465,6 +465,79 @@ struct SecureChannelTests {
         #expect(pair.b.canSend(to: "a-roamed"))
     }
 
+    /// A copy of a packet that never reached B (lost, or held back by whoever copied it),
+    /// sent from another address after B heard newer ones: authentic and inside the replay
+    /// window, yet it moves nothing and is not taken from there.
+    @Test func aLostPacketReplayedFromElsewhereMovesNoSession() throws {
+        var pair = ChannelPair()
+        pair.connect()
+        let lost = try pair.send("lost on the way", from: "a")
+        let next = try pair.send("arrived", from: "a")
+        #expect(pair.deliver([(next, "b")], from: "a")["b"] == [Array("arrived".utf8)])
+        #expect(pair.b.receive(lost[...], from: "replayer", now: pair.now) == .dropped)
+        #expect(pair.b.canSend(to: "a") && !pair.b.canSend(to: "replayer") && pair.b.counters.roams == 0)
+        // From the peer's own address the late packet is still taken (reordering on the LAN).
+        #expect(pair.deliver([(lost, "b")], from: "a")["b"] == [Array("lost on the way".utf8)])
+        // The newest packet from a new address is the peer roaming, and moves the session.
+        let roamed = try pair.send("from the new Wi-Fi", from: "a")
+        #expect(pair.deliver([(roamed, "b")], from: "a-roamed")["b"]?.count == 1)
+        #expect(pair.b.canSend(to: "a-roamed") && pair.b.counters.roams == 1)
+    }
+
+    /// Our own message 1 sent back to us from the peer's address: answered, our answer could
+    /// be sent back to us as well, and a handshake with our own key (which our own processes
+    /// are trusted with) would take the peer's place. It is not answered.
+    @Test func ourOwnInitiationReflectedBackIsNotAnswered() throws {
+        let aPrivate = Sodium.x25519KeyPair().privateKey
+        let aKey = Sodium.x25519PublicKey(aPrivate)
+        // Trusts its own key, as a call does (processes sharing a state directory are one device).
+        var a = SecureChannel<String>(configuration: .init(staticPrivateKey: aPrivate), isTrusted: { $0 == aKey })
+        let now: UInt64 = 1_000_000_000
+        let initiation = try #require(a.maintain(wanted: ["b"], now: now).first?.bytes)
+        #expect(a.receive(initiation[...], from: "b", now: now) == .dropped)
+        #expect(a.receive(initiation[...], from: "elsewhere", now: now) == .dropped)
+        #expect(a.halfOpenCount == 0 && a.sessionCount == 0 && a.counters.badHandshakes == 2)
+        // Another device's initiation from the same address is answered as ever.
+        var c = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
+        let theirs = try #require(c.maintain(wanted: ["a"], now: now).first?.bytes)
+        guard case .handshake(let reply?) = a.receive(theirs[...], from: "elsewhere", now: now) else {
+            Issue.record("another device's initiation was not answered")
+            return
+        }
+        #expect(reply.first == 2)
+    }
+
+    /// A build of another protocol version (version 1: a shorter padding, no cookies) cannot
+    /// handshake with this one: its frames are counted apart from junk, answered with nothing,
+    /// and noticed for the log at most once per interval, whoever sends them.
+    @Test func aFrameOfAnotherProtocolVersionIsNoticedNotAnswered() throws {
+        var pair = ChannelPair()
+        var old = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
+        old[1] = 1
+        #expect(SecureDatagram.otherVersion(old[...]) == 1 && SecureDatagram(old[...]) == nil)
+        #expect(pair.b.receive(old[...], from: "old-build", now: pair.now) == .dropped)
+        #expect(pair.b.takeVersionNotice() == .init(address: "old-build", version: 1))
+        #expect(pair.b.takeVersionNotice() == nil)
+        // More of them within the interval, from anywhere: counted, not noticed again.
+        for other in 0..<100 {
+            var frame = old
+            frame[1] = UInt8(3 + other % 200)
+            #expect(pair.b.receive(frame[...], from: "spoofed-\(other)", now: pair.now + UInt64(other) * 1_000_000) == .dropped)
+        }
+        #expect(pair.b.takeVersionNotice() == nil)
+        #expect(pair.b.counters.otherVersion == 101 && pair.b.counters.authenticationFailures == 0 && pair.b.halfOpenCount == 0)
+        pair.now += 30 * 1_000_000_000
+        #expect(pair.b.receive(old[...], from: "old-build", now: pair.now) == .dropped)
+        #expect(pair.b.takeVersionNotice() == .init(address: "old-build", version: 1))
+        // Junk is junk: not another version, and not noticed.
+        for junk: [UInt8] in [[1, 1, 9, 0], [1], [0x80, 1, 0, 0], [7, 1, 0, 0, 0, 0, 0, 0]] {
+            #expect(SecureDatagram.otherVersion(junk[...]) == nil)
+        }
+        // This build's own frames are of its version.
+        pair.connect()
+        #expect(pair.wire.allSatisfy { $0.bytes[1] == SecureDatagram.version && SecureDatagram.otherVersion($0.bytes[...]) == nil })
+    }
+
     @Test(arguments: [false, true]) func bothSidesStartingAtOnceEndWithOneWorkingSession(deferred: Bool) throws {
         var pair = ChannelPair { $0.defersHandshakes = deferred }
         let fromA = pair.a.maintain(wanted: ["b"], now: pair.now)
@@ -560,7 +633,7 @@ struct SecureChannelTests {
             for _ in 0..<50 {
                 var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
                 if !bytes.isEmpty { bytes[0] = UInt8.random(in: 1...5, using: &generator) }
-                if bytes.count > 1 { bytes[1] = 1 }
+                if bytes.count > 1 { bytes[1] = SecureDatagram.version }
                 if bytes.count > 3 { bytes[2] = 0; bytes[3] = 0 }
                 if case .plaintext = pair.b.receive(bytes[...], from: "noise", now: pair.now) {
                     Issue.record("random bytes opened")

@@ -86,9 +86,16 @@ public final class RecordingForwarder: @unchecked Sendable {
     /// The socket B hears A from now.
     public var toward: LoopbackUDP { lock.withLock { bSide } }
 
-    public init(toB peerB: Int, beforeForwardingToA: (@Sendable (_ datagram: [UInt8], _ sendToB: ([UInt8]) -> Void) -> Void)? = nil) {
+    /// Says which datagrams are lost on the way (recorded all the same), by their bytes and direction.
+    private let losing: (@Sendable (_ datagram: [UInt8], _ towardB: Bool) -> Bool)?
+
+    public init(
+        toB peerB: Int, beforeForwardingToA: (@Sendable (_ datagram: [UInt8], _ sendToB: ([UInt8]) -> Void) -> Void)? = nil,
+        losing: (@Sendable (_ datagram: [UInt8], _ towardB: Bool) -> Bool)? = nil
+    ) {
         self.peerB = peerB
         self.beforeForwardingToA = beforeForwardingToA
+        self.losing = losing
         let thread = Thread { [unowned self] in self.forward() }
         self.thread = thread
         thread.start()
@@ -125,11 +132,12 @@ public final class RecordingForwarder: @unchecked Sendable {
                     peerA = from
                     recorded.append(Datagram(bytes: bytes, towardB: true, at: .now))
                 }
-                b.send(bytes, to: peerB)
+                if losing?(bytes, true) != true { b.send(bytes, to: peerB) }
             }
             while let (bytes, _) = b.receive(timeout: 0) {
                 lock.withLock { recorded.append(Datagram(bytes: bytes, towardB: false, at: .now)) }
                 beforeForwardingToA?(bytes) { b.send($0, to: peerB) }
+                if losing?(bytes, false) == true { continue }
                 if let peerA = lock.withLock({ peerA }) { socket.send(bytes, to: peerA) }
             }
         }

@@ -7,6 +7,11 @@ public enum StatusRequest: Equatable, Sendable {
     case pair(code: String?)
     /// How the pairing asked for last is going.
     case pairResult
+    /// Stop trusting a paired device of the daemon's, by its name or fingerprint.
+    case unpair(device: String)
+
+    /// The longest device name or fingerprint an `unpair` request may give, in bytes.
+    public static let maximumDeviceBytes = 128
 
     /// The longest request line accepted, in bytes.
     public static let maximumBytes = 256
@@ -34,6 +39,16 @@ public enum StatusRequest: Equatable, Sendable {
             return .success(.pair(code: String(code)))
         case ("pair", _):
             return .failure(.badCode)
+        case ("unpair", 2...):
+            // The rest of the line after the word: a name may hold spaces.
+            var device = text.drop { $0 == " " }.dropFirst("unpair".count).drop { $0 == " " }
+            while device.last == " " { device = device.dropLast() }
+            guard !device.isEmpty, device.utf8.count <= maximumDeviceBytes,
+                  !device.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+            else { return .failure(.badDevice) }
+            return .success(.unpair(device: String(device)))
+        case ("unpair", _):
+            return .failure(.badDevice)
         default:
             return .failure(.unknown(TerminalText.sanitized(text.prefix(40))))
         }
@@ -48,6 +63,7 @@ public enum StatusRequest: Equatable, Sendable {
         case .status: "status"
         case .pair(let code): code.map { "pair \($0)" } ?? "pair"
         case .pairResult: "pair result"
+        case .unpair(let device): "unpair \(device)"
         }
     }
 }
@@ -59,6 +75,7 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
     /// Not a request we know: what was asked, cut short and made safe to print.
     case unknown(String)
     case badCode
+    case badDevice
 
     public var description: String {
         switch self {
@@ -66,6 +83,7 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
         case .notText: "error: request is not UTF-8 text"
         case .unknown(let request): "error: unknown request '\(request)'; try 'status'"
         case .badCode: "error: pair takes at most a code, and a code is six digits"
+        case .badDevice: "error: unpair takes a device's name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
         }
     }
 }

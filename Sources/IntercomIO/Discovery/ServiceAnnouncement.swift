@@ -5,8 +5,9 @@ import IntercomCore
 public struct ServiceAnnouncement: Equatable, Sendable {
     /// The DNS-SD service type every intercom peer publishes and browses.
     public static let serviceType = "_intercom._udp"
-    /// The protocol version announced in `v`: 2 since calls are encrypted (`fp`).
-    public static let protocolVersion = 2
+    /// The protocol version announced in `v`: 2 since calls are encrypted (`fp`), 3 since the
+    /// encrypted frames are of version 2 (an initiation with a cookie MAC, cookie replies).
+    public static let protocolVersion = 3
     /// A DNS label's limit, which bounds a service instance name.
     public static let maximumNameBytes = 63
 

@@ -18,17 +18,32 @@ public struct DeviceIdentity: Sendable {
 
     /// The identity in `directory`, created there when it has none. Several processes starting
     /// at once agree on one: the first to link its file into place wins, the others read it.
+    ///
+    /// A process killed while it made the identity may have left its temporary file behind
+    /// (`identity.` and a random suffix: a private key never used, or a second link to the
+    /// identity). Such files are never read, and are removed at the next start, under the
+    /// directory's lock (`flock` on it), which every maker of an identity holds: so none is
+    /// another process's in the making.
     public static func loadOrCreate(in directory: StateDirectory) throws -> DeviceIdentity {
         let handle = try directory.prepare()
         let path = handle.file(fileName)
-        if let existing = try PrivateFile.read(fileName, in: handle, limit: 4096) { return try parse(existing, path: path) }
-        let fresh = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
-        let text = "\(header)\nx25519 \(Hexadecimal.encode(fresh.privateKey))\n"
-        if try PrivateFile.createExclusively(fileName, in: handle, Array(text.utf8)) { return fresh }
-        guard let winner = try PrivateFile.read(fileName, in: handle, limit: 4096) else {
-            throw PrivateFileError.failed(path: path, reason: "vanished while being created")
+        if let existing = try PrivateFile.read(fileName, in: handle, limit: 4096) {
+            if PrivateFile.hasLeftovers(of: fileName, in: handle) {
+                try PrivateFile.withDirectoryLock(handle) { PrivateFile.removeLeftovers(of: fileName, in: handle) }
+            }
+            return try parse(existing, path: path)
         }
-        return try parse(winner, path: path)
+        return try PrivateFile.withDirectoryLock(handle) {
+            PrivateFile.removeLeftovers(of: fileName, in: handle)
+            let fresh = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
+            let text = "\(header)\nx25519 \(Hexadecimal.encode(fresh.privateKey))\n"
+            if try PrivateFile.createExclusively(fileName, in: handle, Array(text.utf8)) { return fresh }
+            // Made by another process while we waited for the lock.
+            guard let winner = try PrivateFile.read(fileName, in: handle, limit: 4096) else {
+                throw PrivateFileError.failed(path: path, reason: "vanished while being created")
+            }
+            return try parse(winner, path: path)
+        }
     }
 
     private static func parse(_ bytes: [UInt8], path: String) throws(PrivateFileError) -> DeviceIdentity {

@@ -91,16 +91,42 @@ public enum PrivateFile {
     /// mid-write left behind. Only under the lock that every writer of `name` holds: then no
     /// other writer is making one.
     static func removeLeftovers(of name: String, in directory: StateDirectory.Handle) {
+        for leftover in leftovers(of: name, in: directory) { unlinkat(directory.descriptor, leftover, 0) }
+    }
+
+    /// Whether temporary files of `name` are there (looked at without a lock).
+    static func hasLeftovers(of name: String, in directory: StateDirectory.Handle) -> Bool {
+        !leftovers(of: name, in: directory).isEmpty
+    }
+
+    private static func leftovers(of name: String, in directory: StateDirectory.Handle) -> [String] {
         let copy = dup(directory.descriptor)
-        guard copy >= 0, let stream = fdopendir(copy) else { return }
+        guard copy >= 0 else { return [] }
+        guard let stream = fdopendir(copy) else {
+            close(copy)
+            return []
+        }
         defer { closedir(stream) }
+        // A directory stream shares its position with the descriptor it was made from (and with
+        // the handle's, of which it is a copy): start from the beginning.
+        rewinddir(stream)
         let prefix = name + "."
-        var leftovers: [String] = []
+        var found: [String] = []
         while let entry = readdir(stream) {
             let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if entryName.hasPrefix(prefix), entryName.count > prefix.count { leftovers.append(entryName) }
+            if entryName.hasPrefix(prefix), entryName.count > prefix.count { found.append(entryName) }
         }
-        for leftover in leftovers { unlinkat(directory.descriptor, leftover, 0) }
+        return found
+    }
+
+    /// Holds an exclusive lock on the directory itself (`flock` on its descriptor) while `body`
+    /// runs; every process opens the directory anew, so each holds a lock of its own.
+    static func withDirectoryLock<T>(_ directory: StateDirectory.Handle, _ body: () throws -> T) throws -> T {
+        while flock(directory.descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw PrivateFileError.failed(path: directory.path, reason: String(cString: strerror(errno))) }
+        }
+        defer { flock(directory.descriptor, LOCK_UN) }
+        return try body()
     }
 
     /// Holds an exclusive lock on `name` (created 0600) while `body` runs: one writer at a time.

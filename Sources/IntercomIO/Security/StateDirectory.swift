@@ -61,7 +61,43 @@ public struct StateDirectory: Sendable, Equatable, CustomStringConvertible {
         guard fstat(descriptor, &status) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
         guard status.st_uid == geteuid() else { throw .foreignOwner(path, owner: status.st_uid, user: geteuid()) }
         guard status.st_mode & 0o022 == 0 else { throw .writableByOthers(path) }
+        try checkParents(of: descriptor, status: status)
         return handle
+    }
+
+    /// The directories above it, up to `/`, walked from the open directory itself (`..`, so
+    /// that what is checked is where it really is, whatever links its path went through): each
+    /// must be root's or the effective user's, and writable by no one else unless sticky (in a
+    /// sticky directory, as `/tmp`, only an entry's owner may rename or remove it). Otherwise
+    /// another user could rename the state directory away and put one of theirs in its place,
+    /// which the next start would open.
+    private func checkParents(of descriptor: Int32, status: stat) throws(StateDirectoryError) {
+        var resolved = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let real = realpath(path, &resolved) != nil
+            ? String(decoding: resolved.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : path
+        var components = real.split(separator: "/")
+        var current = dup(descriptor)
+        var child = status
+        defer { if current >= 0 { close(current) } }
+        while current >= 0 {
+            let parent = openat(current, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            close(current)
+            current = parent
+            guard parent >= 0 else { throw .cannotCreate(path: path, reason: "cannot open a directory above it: \(String(cString: strerror(errno)))") }
+            var above = stat()
+            guard fstat(parent, &above) == 0 else { throw .cannotCreate(path: path, reason: String(cString: strerror(errno))) }
+            // `/` is its own parent.
+            if above.st_dev == child.st_dev, above.st_ino == child.st_ino { return }
+            components = components.dropLast()
+            let name = "/" + components.joined(separator: "/")
+            if above.st_uid != 0, above.st_uid != geteuid() {
+                throw .unsafeParent(path, parent: name, reason: "belongs to user \(above.st_uid)")
+            }
+            if above.st_mode & 0o022 != 0, above.st_mode & S_ISVTX == 0 {
+                throw .unsafeParent(path, parent: name, reason: "is writable by others (and not sticky)")
+            }
+            child = above
+        }
     }
 
     /// An open, checked state directory; the files in it are opened relative to it.
@@ -86,12 +122,14 @@ public enum StateDirectoryError: Error, Equatable, CustomStringConvertible {
     case notADirectory(String)
     case writableByOthers(String)
     case foreignOwner(String, owner: uid_t, user: uid_t)
+    /// A directory above it lets another user swap the state directory.
+    case unsafeParent(String, parent: String, reason: String)
 
     /// A directory that is there but not safely ours: keys kept in it could have been planted or
     /// read by someone else, so it is refused rather than used (a configuration fault).
     public var isUnsafe: Bool {
         switch self {
-        case .notADirectory, .writableByOthers, .foreignOwner: true
+        case .notADirectory, .writableByOthers, .foreignOwner, .unsafeParent: true
         case .noHome, .cannotCreate: false
         }
     }
@@ -104,6 +142,8 @@ public enum StateDirectoryError: Error, Equatable, CustomStringConvertible {
         case .writableByOthers(let path): "the state directory \(path) is writable by others; keys are not kept there"
         case .foreignOwner(let path, let owner, let user):
             "the state directory \(path) belongs to user \(owner), not to this user (\(user)); keys are not kept there"
+        case .unsafeParent(let path, let parent, let reason):
+            "the state directory \(path) is refused: \(parent) above it \(reason), who could swap the directory; keys are not kept there"
         }
     }
 }

@@ -17,6 +17,10 @@ public struct ReplayWindow: Sendable {
         return !bit(age)
     }
 
+    /// Whether `counter` is above every counter accepted so far: a replay never is, since the
+    /// packet it copies was sealed with a counter below the next one the sender uses.
+    public func isNewest(_ counter: UInt64) -> Bool { counter >= end && counter < .max }
+
     public mutating func accept(_ counter: UInt64) {
         precondition(isFresh(counter))
         if counter >= end {

@@ -44,6 +44,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         /// The secret cookies are made with is replaced this often (a cookie from the secret
         /// before still counts), and a cookie we were given is used for this long.
         public var cookieLifetime: UInt64 = 120 * Self.second
+        /// Frames of another protocol version are noticed (`takeVersionNotice`) at most this often.
+        public var versionNoticeInterval: UInt64 = 30 * Self.second
         /// The host of an address (without its port): the ports of one host that proved
         /// themselves with cookies share one budget, so that one who owns a host cannot draw
         /// a budget for each of its ports. The default, the whole address, suits addresses
@@ -90,6 +92,21 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         public var roams = 0
         /// Initiations over the budget answered with a cookie instead of a handshake.
         public var cookieReplies = 0
+        /// Frames of ours by their type but of another protocol version (another build).
+        public var otherVersion = 0
+    }
+
+    /// A frame of another protocol version came from `address`: a build that cannot make
+    /// calls with this one. Told at most once per `versionNoticeInterval`, whoever sends them
+    /// (anyone can send such a frame, from any address).
+    public struct VersionNotice: Equatable, Sendable {
+        public let address: Address
+        public let version: UInt8
+
+        public init(address: Address, version: UInt8) {
+            self.address = address
+            self.version = version
+        }
     }
 
     public private(set) var counters = Counters()
@@ -116,13 +133,17 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         var replacedAt: UInt64?
 
         /// An authentic, fresh packet arrived from `address`: returns the address the session had.
+        /// Only a packet above every counter seen under its key moves the session to a new
+        /// address (roaming): a copy of one the peer sent earlier, replayed from elsewhere
+        /// (a packet lost on its way here, or one reordered), never is, and never moves it.
         mutating func accept(_ counter: UInt64, slot: Int, from address: Address, now: UInt64) -> Address {
+            let previous = self.address
+            if windows[slot].isNewest(counter) { self.address = address }
             windows[slot].accept(counter)
             lastReceived = now
             confirmed = true
             finishMessage = nil
-            defer { self.address = address }
-            return self.address
+            return previous
         }
     }
 
@@ -201,6 +222,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private var cookieSecrets: (current: [UInt8], previous: [UInt8]?, madeAt: UInt64)?
     /// Cookies responders gave us, by their address: our initiations there carry a MAC under them.
     private var cookies: [Address: (cookie: [UInt8], received: UInt64)] = [:]
+    private var versionNotice: VersionNotice?
+    private var nextVersionNotice: UInt64 = 0
 
     public init(configuration: Configuration, isTrusted: @escaping @Sendable ([UInt8]) -> Bool) {
         self.configuration = configuration
@@ -259,6 +282,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, from address: Address, now: UInt64) -> Received {
         guard let datagram = SecureDatagram(bytes) else {
+            if let version = SecureDatagram.otherVersion(bytes) {
+                // Another build's frame: nothing of it can be read, and nothing is answered
+                // (a stranger must not draw bytes); the user is told, now and then.
+                counters.otherVersion += 1
+                if now >= nextVersionNotice {
+                    versionNotice = VersionNotice(address: address, version: version)
+                    nextVersionNotice = now + configuration.versionNoticeInterval
+                }
+                return .dropped
+            }
             counters.authenticationFailures += 1
             return .dropped
         }
@@ -296,6 +329,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             counters.authenticationFailures += 1
             return .dropped
         }
+        if let session = sessions[index], session.address != address, !session.windows[slot].isNewest(counter) {
+            // Authentic, but from elsewhere and older than the newest seen: a copy of a packet
+            // lost on its way here, replayed from another address. It may not move the session
+            // (only the newest may), nor be taken from an address that is not the peer's.
+            counters.replays += 1
+            return .dropped
+        }
         guard let previousAddress = updateSession(index, { $0.accept(counter, slot: slot, from: address, now: now) }) else {
             return .dropped
         }
@@ -323,6 +363,14 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     private mutating func respond(
         to message: [UInt8], senderIndex: UInt32, datagram: ArraySlice<UInt8>, from address: Address, now: UInt64
     ) -> Received {
+        // Our own message 1 sent back to us (by one who read it on its way): answering it would
+        // let them send our answer back too, and finish a handshake with our own key, which our
+        // own processes are trusted with, in place of the peer's session at that address.
+        let theirEphemeral = message.prefix(NoiseXXHandshake.keyLength)
+        if initiations.values.contains(where: { $0.message[8..<(8 + NoiseXXHandshake.keyLength)].elementsEqual(theirEphemeral) }) {
+            counters.badHandshakes += 1
+            return .dropped
+        }
         if let ours = initiations[address] {
             // Both sides started at once: the initiation with the smaller ephemeral key goes on.
             // Message 1 is not authenticated (anyone can send one "from" the peer's address), so
@@ -737,6 +785,13 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     // MARK: Inspection
+
+    /// The frame of another protocol version noticed since the last call, if any (at most one
+    /// per `versionNoticeInterval`), for a log line that tells the user to update a build.
+    public mutating func takeVersionNotice() -> VersionNotice? {
+        defer { versionNotice = nil }
+        return versionNotice
+    }
 
     /// The trusted key of the device each address's session is with.
     public var peers: [Address: [UInt8]] {

@@ -28,7 +28,10 @@ public enum SecureDatagram: Equatable, Sendable {
         case rtcp = 5
     }
 
-    public static let version: UInt8 = 1
+    /// The frame version: 2 since the initiation carries a cookie MAC (its padding 16 bytes
+    /// shorter) and cookie replies exist. Version 1 builds cannot handshake with this one;
+    /// `otherVersion` tells their frames apart from junk, so that the user can be told why.
+    public static let version: UInt8 = 2
     public static let transportHeaderLength = 16
     /// Noise message 1 padded with zeros in its (clear) payload.
     public static let initiationPayloadLength = 72
@@ -45,6 +48,16 @@ public enum SecureDatagram: Equatable, Sendable {
     public static func isSecure(_ bytes: some Collection<UInt8>) -> Bool {
         guard let first = bytes.first else { return false }
         return first >= 1 && first <= 6
+    }
+
+    /// The version of a frame that is one of ours by its type and header but of another
+    /// version (an older or newer build), else nil. Its other bytes mean nothing to us.
+    public static func otherVersion(_ bytes: ArraySlice<UInt8>) -> UInt8? {
+        guard bytes.count >= 4, isSecure(bytes) else { return nil }
+        let base = bytes.startIndex
+        let version = bytes[base + 1]
+        guard version != Self.version, bytes[base + 2] == 0, bytes[base + 3] == 0 else { return nil }
+        return version
     }
 
     /// Parses with every length checked; nil for anything that is not exactly one of the forms.

@@ -130,8 +130,13 @@ public struct PairingInitiator: Sendable {
     private let party: CPace.Party
     private let staticKey: [UInt8]
     private let name: String
-    private var pending: (sessionKey: [UInt8], device: PairedDevice)?
+    private var pending: (sessionKey: [UInt8], device: PairedDevice, confirm: [UInt8])?
     public private(set) var hello: [UInt8]
+
+    /// What to send (again) while no answer has come: the hello until the reply, then the
+    /// confirmation until `accepted` or `rejected`. Either may be lost on its way, or its
+    /// answer on the way back; the waiting device answers a repeat as it answered the first.
+    public var outgoing: [UInt8] { pending?.confirm ?? hello }
 
     public init(code: String, staticKey: [UInt8], name: String, session: [UInt8] = Sodium.randomBytes(PairingMessage.sessionBytes)) {
         self.session = session
@@ -146,13 +151,16 @@ public struct PairingInitiator: Sendable {
         switch message {
         case .reply(let session, let share, let peerKey, let peerName) where session == self.session:
             // Only the first reply: each one would let its sender test one guess against our tag.
-            guard pending == nil, peerKey.count == 32, let key = party.sessionKey(
+            // Our own key is no device to pair with (our hello sent back to us, or a device
+            // that shares our identity): it is trusted already, and storing it means nothing.
+            guard pending == nil, peerKey.count == 32, peerKey != staticKey, let key = party.sessionKey(
                 peerShare: share, isInitiator: true,
                 ownData: PairingTranscript.associatedData(staticKey: staticKey, name: name),
                 peerData: PairingTranscript.associatedData(staticKey: peerKey, name: peerName))
             else { return .ignored }
-            pending = (key, PairedDevice(publicKey: peerKey, name: peerName))
-            return .send(PairingMessage.confirm(session: session, tag: PairingTranscript.tag(key, role: "initiator")).serialized())
+            let confirm = PairingMessage.confirm(session: session, tag: PairingTranscript.tag(key, role: "initiator")).serialized()
+            pending = (key, PairedDevice(publicKey: peerKey, name: peerName), confirm)
+            return .send(confirm)
         case .accepted(let session, let tag) where session == self.session:
             guard let pending else { return .ignored }
             return Sodium.constantTimeEqual(tag, PairingTranscript.tag(pending.sessionKey, role: "responder"))
@@ -198,6 +206,10 @@ public struct PairingResponder: Sendable {
     }
 
     private var exchanges: [[UInt8]: Exchange] = [:]
+    /// Exchanges that ended, with the confirmation that ended them and our answer to it, so
+    /// that a repeat of it (our answer was lost) gets the same answer, as often as it comes,
+    /// and counts as no new attempt. As many as `maximumHalfOpen`, the oldest let go.
+    private var finished: [[UInt8]: (tag: [UInt8], answer: [UInt8], at: UInt64)] = [:]
 
     /// `deadline`: monotonic nanoseconds after which the code is dead.
     public init(code: String, staticKey: [UInt8], name: String, deadline: UInt64) {
@@ -210,14 +222,21 @@ public struct PairingResponder: Sendable {
     public var isExhausted: Bool { wrongAttempts >= Self.maximumWrongAttempts }
 
     public mutating func receive(_ bytes: ArraySlice<UInt8>, now: UInt64) -> Event {
+        // A repeated confirmation of an exchange that ended gets the answer it got, whatever
+        // has happened since: the first answer was lost, and answering again tells nothing new.
+        if case .confirm(let session, let tag)? = PairingMessage(bytes), let ended = finished[session] {
+            return Sodium.constantTimeEqual(tag, ended.tag) ? .send(ended.answer) : .ignored
+        }
         guard !isExhausted, now < deadline else { return .codeExhausted }
         guard let message = PairingMessage(bytes) else { return .ignored }
         switch message {
         case .hello(let session, let share, let peerKey, let peerName):
             // A repeated hello gets the same answer, so a lost reply costs nothing.
             if let existing = exchanges[session] { return .send(existing.reply) }
+            if finished[session] != nil { return .ignored }
             let party = CPace.Party(code: code, channel: PairingTranscript.channel, session: session)
-            guard peerKey.count == 32, let key = party.sessionKey(
+            // Our own key is no device to pair with (our own hello, or one that shares our identity).
+            guard peerKey.count == 32, peerKey != staticKey, let key = party.sessionKey(
                 peerShare: share, isInitiator: false,
                 ownData: PairingTranscript.associatedData(staticKey: staticKey, name: name),
                 peerData: PairingTranscript.associatedData(staticKey: peerKey, name: peerName))
@@ -233,17 +252,27 @@ public struct PairingResponder: Sendable {
             guard let exchange = exchanges.removeValue(forKey: session) else { return .ignored }
             guard Sodium.constantTimeEqual(tag, PairingTranscript.tag(exchange.sessionKey, role: "initiator")) else {
                 wrongAttempts += 1
-                return .wrongCode(reply: PairingMessage.rejected(session: session).serialized(),
-                                  attemptsLeft: Self.maximumWrongAttempts - wrongAttempts)
+                let rejected = PairingMessage.rejected(session: session).serialized()
+                remember(session, tag: tag, answer: rejected, now: now)
+                return .wrongCode(reply: rejected, attemptsLeft: Self.maximumWrongAttempts - wrongAttempts)
             }
-            return .paired(exchange.device, reply: PairingMessage.accepted(
-                session: session, tag: PairingTranscript.tag(exchange.sessionKey, role: "responder")).serialized())
+            let accepted = PairingMessage.accepted(
+                session: session, tag: PairingTranscript.tag(exchange.sessionKey, role: "responder")).serialized()
+            remember(session, tag: tag, answer: accepted, now: now)
+            return .paired(exchange.device, reply: accepted)
         default:
             return .ignored
         }
     }
 
     public var halfOpenCount: Int { exchanges.count }
+
+    private mutating func remember(_ session: [UInt8], tag: [UInt8], answer: [UInt8], now: UInt64) {
+        if finished.count >= Self.maximumHalfOpen, let oldest = finished.min(by: { $0.value.at < $1.value.at })?.key {
+            finished[oldest] = nil
+        }
+        finished[session] = (tag, answer, now)
+    }
 }
 
 /// A fresh pairing code: six digits, uniform over 000000–999999.

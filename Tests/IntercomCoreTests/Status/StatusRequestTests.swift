@@ -8,6 +8,8 @@ struct StatusRequestTests {
     @Test(arguments: [
         ("status", StatusRequest.status), ("status json\n", .status), ("  status\r\n", .status),
         ("pair", .pair(code: nil)), ("pair 012345", .pair(code: "012345")), ("pair result\nextra", .pairResult),
+        ("unpair laptop", .unpair(device: "laptop")), (" unpair  kitchen pi  \n", .unpair(device: "kitchen pi")),
+        ("unpair 3f2a-91c0-77de-0b41", .unpair(device: "3f2a-91c0-77de-0b41")),
     ])
     func knownRequests(line: String, expected: StatusRequest) {
         #expect(Self.parse(line) == .success(expected))
@@ -19,6 +21,9 @@ struct StatusRequestTests {
         #expect(Self.parse("pair １２３４５６") == .failure(.badCode), "digits of other scripts are not a code")
         #expect(Self.parse("pair 123456 now") == .failure(.badCode))
         #expect(Self.parse("status please") == .failure(.unknown("status please")))
+        #expect(Self.parse("unpair") == .failure(.badDevice) && Self.parse("unpair   ") == .failure(.badDevice))
+        #expect(Self.parse("unpair a\u{1B}[2Jb") == .failure(.badDevice) && Self.parse("unpair a\u{9B}b") == .failure(.badDevice))
+        #expect(Self.parse("unpair " + String(repeating: "x", count: StatusRequest.maximumDeviceBytes + 1)) == .failure(.badDevice))
         #expect(StatusRequest.parse([0x73, 0xFF, 0x0A]) == .failure(.notText))
         #expect(StatusRequest.parse([UInt8](repeating: 0x61, count: StatusRequest.maximumBytes + 1)) == .failure(.tooLong))
         guard case .failure(let error) = Self.parse("\u{1B}]0;pwned\u{07}" + String(repeating: "x", count: 200)) else {

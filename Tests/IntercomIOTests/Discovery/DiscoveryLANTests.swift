@@ -23,7 +23,7 @@ struct DiscoveryLANTests {
         #expect(max(bobAtAlice.afterSeconds, aliceAtBob.afterSeconds) < 2, "the goal is under 1 s; 2 s allows for a loaded machine")
 
         #expect(bobAtAlice.peer?.id == bob.peerID && bobAtAlice.peer?.id != nil)
-        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == 2)
+        #expect(bobAtAlice.peer?.port == 5006 && bobAtAlice.peer?.version == ServiceAnnouncement.protocolVersion)
         #expect(bobAtAlice.peer?.host == "h2.local")
         #expect(aliceAtBob.peer?.id == alice.peerID && aliceAtBob.peer?.port == 5004)
         // Over IPv4 and IPv6 (link-local, with its zone so that it can be dialled); the
@@ -62,7 +62,7 @@ struct DiscoveryLANTests {
             // avahi-browse may resolve either IP version's sighting to either of h1's addresses.
             let address = line.split(separator: ";")[7]
             #expect(address == lab.ipv4Address(1) || address.hasPrefix("fe80:"), "\(line)")
-            #expect(line.hasSuffix(";5004;\"v=2\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\" \"fp=\""), "\(line)")
+            #expect(line.hasSuffix(";5004;\"v=3\" \"id=\(id)\" \"codec=opus\" \"ptime=10\" \"chan=\" \"fp=\""), "\(line)")
         }
         #expect(alice.stop() == 0)
     }
@@ -212,7 +212,7 @@ struct DiscoveryLANTests {
         for (index, name) in names.enumerated() {
             let peer = try #require(peers.first { $0.name == name })
             #expect(peer.addresses.contains(lab.ipv4Address(index + 1)))
-            #expect(peer.port == 5004 && peer.version == 2)
+            #expect(peer.port == 5004 && peer.version == ServiceAnnouncement.protocolVersion)
             #expect(peer.id == announcers[index].peerID)
             #expect((0..<30).contains(peer.lastSeenSecondsAgo))
         }

@@ -8,7 +8,7 @@ struct DiscoveryTXTRecordTests {
 
     @Test func announcementPublishesShortKeyValuePairs() throws {
         let announcement = try ServiceAnnouncement(name: "alice@kitchen", port: 5004, peerID: peerID)
-        #expect(announcement.txtEntries == ["v=2", "id=000102030405060708090a0b0c0d0e0f", "codec=opus", "ptime=10", "chan=", "fp="])
+        #expect(announcement.txtEntries == ["v=3", "id=000102030405060708090a0b0c0d0e0f", "codec=opus", "ptime=10", "chan=", "fp="])
         #expect(announcement.txtEntries.allSatisfy { $0.utf8.count <= 40 })
     }
 
@@ -18,7 +18,7 @@ struct DiscoveryTXTRecordTests {
         let txt = TXTRecord.decode(announcement.txtEntries.map { Array($0.utf8) })
         let peer = DiscoveredPeer(serviceName: "bob", hostName: "h.local", addresses: [], txt: txt, firstSeenNanoseconds: 0, lastSeenNanoseconds: 0)
         #expect(peer.peerID == peerID)
-        #expect(peer.protocolVersion == 2)
+        #expect(peer.protocolVersion == 3)
         #expect(txt["codec"] == "opus" && txt["ptime"] == "20" && txt["chan"] == "ops" && txt["fp"] == "3f2a-91c0-77de-0b41")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import IntercomCore
 import IntercomIO
 import IntercomSecurity
 import Testing
@@ -76,6 +77,59 @@ struct DeviceIdentityTests {
         #expect(throws: StateDirectoryError.foreignOwner(foreign, owner: status.st_uid, user: geteuid())) {
             try TrustedDeviceStore(directory: StateDirectory(path: foreign)).load()
         }
+    }
+
+    /// A directory above the state directory that another user owns, or that others may write
+    /// (not sticky), lets them rename the state directory away and put theirs in its place: refused,
+    /// naming it. A sticky one (as /tmp) is not: there only an entry's owner may move it.
+    @Test func aParentAnotherUserCouldSwapTheDirectoryInIsRefused() throws {
+        let base = NSTemporaryDirectory() + "intercom-parents-\(getpid())-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        chmod(base, 0o755)
+        mkdir(base + "/open", 0o777)
+        chmod(base + "/open", 0o777)
+        #expect(throws: StateDirectoryError.unsafeParent(base + "/open/a/state", parent: base + "/open", reason: "is writable by others (and not sticky)")) {
+            try DeviceIdentity.loadOrCreate(in: StateDirectory(path: base + "/open/a/state"))
+        }
+        mkdir(base + "/sticky", 0o777)
+        chmod(base + "/sticky", 0o1777)
+        _ = try DeviceIdentity.loadOrCreate(in: StateDirectory(path: base + "/sticky/state"))
+        // Through a symbolic link, what is checked is where the directory really is.
+        symlink(base + "/open/a", base + "/alias")
+        #expect(throws: StateDirectoryError.unsafeParent(base + "/alias/state", parent: base + "/open", reason: "is writable by others (and not sticky)")) {
+            try TrustedDeviceStore(directory: StateDirectory(path: base + "/alias/state")).load()
+        }
+        if geteuid() == 0 {
+            mkdir(base + "/theirs", 0o755)
+            chown(base + "/theirs", 65534, 65534)
+            let state = base + "/theirs/state"
+            mkdir(state, 0o700)
+            #expect(throws: StateDirectoryError.unsafeParent(state, parent: base + "/theirs", reason: "belongs to user 65534")) {
+                try DeviceIdentity.loadOrCreate(in: StateDirectory(path: state))
+            }
+            #expect(StateDirectoryError.unsafeParent(state, parent: base + "/theirs", reason: "belongs to user 65534").isUnsafe)
+        }
+    }
+
+    /// What a process killed while it made the identity leaves (its temporary file: a key never
+    /// used) is never read and is gone after the next start, with an identity there or not.
+    @Test func temporaryIdentityFilesLeftByACrashAreNeverReadAndRemoved() throws {
+        let planted = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
+        let text = Data("intercom-identity 1\nx25519 \(Hexadecimal.encode(planted.privateKey))\n".utf8)
+        func leave(_ name: String, in directory: StateDirectory) {
+            #expect(FileManager.default.createFile(atPath: directory.file(name), contents: text, attributes: [.posixPermissions: 0o600]))
+        }
+        let fresh = freshDirectory()
+        try fresh.prepare()
+        leave("identity.3k9xq0e1m2", in: fresh)
+        leave("identity.z", in: fresh)
+        let made = try DeviceIdentity.loadOrCreate(in: fresh)
+        #expect(made.publicKey != planted.publicKey)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fresh.path) == [DeviceIdentity.fileName])
+
+        leave("identity.1a2b3c", in: fresh)
+        #expect(try DeviceIdentity.loadOrCreate(in: fresh).publicKey == made.publicKey)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fresh.path) == [DeviceIdentity.fileName])
     }
 
     /// Key files are checked on the descriptor they are read from: a file others may read or
