@@ -17,8 +17,10 @@ struct StateFileCrashTests {
             let padding = String(repeating: "x", count: 4_000)
             var generator = SeededGenerator(seed: 31)
             var (kills, written) = (0, 0)
+            // The bound only catches a writer that stopped writing: with both cores busy with
+            // other builds, 200 versions took more than 20 s.
             let started = Date()
-            while written < 200 || kills < 30, Date().timeIntervalSince(started) < 20 {
+            while written < 200 || kills < 30, Date().timeIntervalSince(started) < 180 {
                 let process = try ChildProcess(writer, [directory.path])
                 // Killed only once it has written in this run (each run writes), then at a random moment.
                 let deadline = Date().addingTimeInterval(10)
@@ -41,7 +43,7 @@ struct StateFileCrashTests {
                 let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("trusted.json.") }
                 #expect(leftovers.count <= 1, "\(leftovers)")
             }
-            #expect(written >= 200 && kills >= 30, "\(written) versions, \(kills) kills in 20 s")
+            #expect(written >= 200 && kills >= 30, "\(written) versions, \(kills) kills in \(Date().timeIntervalSince(started)) s")
         }
     }
 }
