@@ -1,35 +1,39 @@
 /// Keeps the talk key's own click out of what is sent, and nothing else: pressing the key (a
 /// space bar, a push button) clicks into the microphone just as transmission starts, louder
 /// than the speech that follows (the acoustic lab's talk key peaks about 30 dB over a
-/// keyboard's RMS), while speech already under way at the press must go out from the press on.
+/// keyboard's RMS), while speech already under way at the press must go out from the press on,
+/// with no delay added.
 ///
-/// The guard follows the microphone while the gate is shut too. In 2.5 ms blocks it measures
-/// the energy of the signal's first difference (a click is a broadband burst, mostly above
-/// 1 kHz, where voiced speech has little), and keeps a background: that energy's peak, held
-/// and falling 30 dB a second, so that it stays near the level of speech under way through the
-/// pauses between its syllables. A block 10 dB or more over the background starts a burst;
-/// while a burst lasts the background does not follow it, so a click that began before the
-/// key's event reached the capture thread is still measured against the room before it. A
-/// burst is speech, not a click, once it has lasted longer than a click (25 ms), or once it is
-/// still at least half its loudest 10 ms after it began (a click has decayed by then; speech
-/// is still rising or held); from then on the background follows it again.
+/// The guard hears every frame, the gate shut or open. In 2.5 ms blocks it measures the energy
+/// of the signal's first difference (a click is a broadband burst, mostly above 1 kHz, where
+/// voiced speech has little) and keeps a background: that energy's peak, held and falling
+/// 30 dB a second, so that it stays near the level of speech under way through the pauses
+/// between its syllables. A block 10 dB or more over the background starts a burst; while a
+/// burst lasts the background does not follow it, so a click that began before the key's
+/// event reached the capture thread is still measured against the room before it. A burst is
+/// taken for speech, not a click, once it has lasted as long as a click (its tenth block,
+/// 25 ms), or when, from its fourth block (7.5 ms) on, a block is within 3 dB of the burst's
+/// loudest, in the difference's energy or in the signal's own (a click has decayed by then;
+/// speech is rising or held); from then on the background follows it again.
 ///
-/// For the first 60 ms after the gate opens, each block of a burst not yet taken for speech is
+/// For the first 60 ms after the gate opens, each block of a burst not taken for speech is
 /// brought down to the background's level (the gain falls at once and rises back over one
-/// block); the first burst taken for speech ends the guard for that press. Speech already
-/// under way at the press sets the background, so it passes untouched; speech starting in the
-/// window loses at most its first 25 ms (brought down to the room's level), usually its first
-/// 10 ms or less. The key's release comes after the gate has closed.
+/// block); the first burst taken for speech ends the guard for that press. Speech under way at
+/// the press has set the background, so it passes untouched. A word starting in the window
+/// loses its first 7.5 ms to the guard (brought down to the room's level, the next 2.5 ms
+/// faded back in), or up to 25 ms when its start is as short and decaying as a click. A click
+/// standing less than 10 dB over the recent speech's peaks above 1 kHz passes. The key's
+/// release comes after the gate has closed.
 ///
-/// Cost: a subtraction and a multiply-add a sample, and a multiply a sample while it attenuates;
-/// no allocation.
+/// Cost: two multiply-adds a sample, a multiply a sample while it attenuates; no allocation.
 public struct TalkKeyClickGuard: Sendable {
     /// How long after the gate opens a burst may be taken for the key's click.
     public static let windowMilliseconds = 60
-    /// The longest burst taken for a click.
+    /// The longest burst taken for a click (in its last block the gain rises back).
     public static let clickMilliseconds = 25
-    /// After this long, a burst still within 3 dB of its loudest is speech.
-    public static let riseMilliseconds = 10
+    /// A burst still within 3 dB of its loudest block in its fourth block (7.5-10 ms after it
+    /// began) or later is speech.
+    public static let riseBlocks = 3
     /// The block the guard measures and attenuates: 2.5 ms.
     public static let blockSamples = 120
     /// How far over the background a block's energy starts a burst: 10 dB.
@@ -42,7 +46,6 @@ public struct TalkKeyClickGuard: Sendable {
 
     private let windowBlocks: Int
     private let clickBlocks: Int
-    private let riseBlocks: Int
 
     /// The peak energy held (full scale = 1), or nil before the first block.
     private var background: Float?
@@ -51,6 +54,8 @@ public struct TalkKeyClickGuard: Sendable {
     /// Blocks since the current burst began, or nil when no burst is under way.
     private var burst: Int?
     private var burstPeak: Float = 0
+    /// The loudest block of the burst in the signal's own energy (where voiced speech is).
+    private var burstPlainPeak: Float = 0
     private var burstIsSpeech = false
     /// Blocks left in the guard's window after the gate opened; 0 when it is not guarding.
     private var remaining = 0
@@ -60,8 +65,7 @@ public struct TalkKeyClickGuard: Sendable {
 
     public init(
         windowMilliseconds: Int = TalkKeyClickGuard.windowMilliseconds,
-        clickMilliseconds: Int = TalkKeyClickGuard.clickMilliseconds,
-        riseMilliseconds: Int = TalkKeyClickGuard.riseMilliseconds
+        clickMilliseconds: Int = TalkKeyClickGuard.clickMilliseconds
     ) {
         func blocks(_ milliseconds: Int) -> Int {
             let samples = milliseconds * VoiceFormat.sampleRate / 1000
@@ -69,11 +73,7 @@ public struct TalkKeyClickGuard: Sendable {
         }
         windowBlocks = blocks(windowMilliseconds)
         clickBlocks = blocks(clickMilliseconds)
-        riseBlocks = blocks(riseMilliseconds)
     }
-
-    /// Whether the guard is still watching for the click of the latest press.
-    public var isGuarding: Bool { remaining > 0 }
 
     /// Follows the next frame and, in the first 60 ms after the gate opens, brings the key's
     /// click down; `open` is whether the talk key's gate sends this frame.
@@ -96,15 +96,18 @@ public struct TalkKeyClickGuard: Sendable {
 
     private mutating func processBlock(_ samples: UnsafeMutableBufferPointer<Int16>, _ block: Range<Int>, open: Bool) {
         var sum: Float = 0
+        var plainSum: Float = 0
         var previous = lastSample
         for i in block {
             let x = Float(samples[i])
             let difference = x - previous
             sum += difference * difference
+            plainSum += x * x
             previous = x
         }
         lastSample = previous
         let energy = sum / Float(block.count) / (32_768 * 32_768)
+        let plain = plainSum / Float(block.count) / (32_768 * 32_768)
         let held = background ?? energy
         let reference = max(held, Self.floor)
         let hot = energy > reference * Self.jump
@@ -112,11 +115,14 @@ public struct TalkKeyClickGuard: Sendable {
             let blocks = burst.map { $0 + 1 } ?? 0
             if blocks == 0 {
                 burstPeak = 0
+                burstPlainPeak = 0
                 burstIsSpeech = false
             }
             burst = blocks
             burstPeak = max(burstPeak, energy)
-            if !burstIsSpeech && (blocks >= clickBlocks || (blocks >= riseBlocks && energy * 2 >= burstPeak)) {
+            burstPlainPeak = max(burstPlainPeak, plain)
+            let sustained = energy * 2 >= burstPeak || plain * 2 >= burstPlainPeak
+            if !burstIsSpeech && (blocks + 1 >= clickBlocks || (blocks >= Self.riseBlocks && sustained)) {
                 burstIsSpeech = true
             }
             background = burstIsSpeech ? max(held * Self.fall, energy) : held
