@@ -61,7 +61,8 @@ final class CapturePipeline {
     /// Tone samples still to mix into outgoing frames.
     private var pendingTone: ArraySlice<Float> = []
     private var gateWasOpen = false
-    /// Silences the talk key's own click at the start of each push-to-talk transmission.
+    /// Brings the talk key's own click down at the start of each push-to-talk transmission; it
+    /// hears every frame, the gate shut or open, to know the level before the press.
     private var clickGuard = TalkKeyClickGuard()
     private var lossAdaptation: LossAdaptation
     private var lastLossReport = 0
