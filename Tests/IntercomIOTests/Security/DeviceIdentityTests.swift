@@ -115,7 +115,7 @@ struct DeviceIdentityTests {
     /// used) is never read and is gone after the next start, with an identity there or not.
     @Test func temporaryIdentityFilesLeftByACrashAreNeverReadAndRemoved() throws {
         let planted = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
-        let text = Data("intercom-identity 1\nx25519 \(Hexadecimal.encode(planted.privateKey))\n".utf8)
+        let text = Data("intercom-identity 1\nx25519 \(planted.privateKey.withUnsafeBytes { Hexadecimal.encode($0) })\n".utf8)
         func leave(_ name: String, in directory: StateDirectory) {
             #expect(FileManager.default.createFile(atPath: directory.file(name), contents: text, attributes: [.posixPermissions: 0o600]))
         }
