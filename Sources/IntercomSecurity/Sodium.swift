@@ -1,7 +1,9 @@
 import CSodium
 
 /// Thin, typed calls into libsodium: every primitive intercom's cryptography uses, and
-/// nothing of our own making. Keys and outputs are byte arrays of the sizes libsodium states.
+/// nothing of our own making. Public values are byte arrays of the sizes libsodium states;
+/// secrets that live longer than a call come and go as `SecretBytes`, or as pointers into it
+/// and into scratch memory that is zeroed after use, never as arrays.
 public enum Sodium {
     /// libsodium must be initialised once before use; `sodium_init` is idempotent and thread-safe.
     static let initialised: Bool = sodium_init() >= 0
@@ -48,6 +50,22 @@ public enum Sodium {
         return out
     }
 
+    /// SHA-512 of public `parts`, then a secret passed by pointer, then `tail`, written to `out`
+    /// (64 bytes): for a key hashed from a secret, with no copy of the secret made and the
+    /// state, which has absorbed it, zeroed.
+    static func sha512(
+        _ parts: [ArraySlice<UInt8>], secret: UnsafeRawBufferPointer, then tail: [UInt8], into out: UnsafeMutableRawBufferPointer
+    ) {
+        precondition(out.count >= Int(crypto_hash_sha512_BYTES))
+        var state = crypto_hash_sha512_state()
+        crypto_hash_sha512_init(&state)
+        for part in parts { part.withUnsafeBufferPointer { _ = crypto_hash_sha512_update(&state, $0.baseAddress, UInt64($0.count)) } }
+        crypto_hash_sha512_update(&state, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(secret.count))
+        crypto_hash_sha512_update(&state, tail, UInt64(tail.count))
+        crypto_hash_sha512_final(&state, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+    }
+
     /// HMAC-SHA-256 (RFC 2104) with a key of any length.
     public static func hmacSHA256(key: [UInt8], _ parts: [UInt8]...) -> [UInt8] {
         var state = crypto_auth_hmacsha256_state()
@@ -55,7 +73,25 @@ public enum Sodium {
         for part in parts { crypto_auth_hmacsha256_update(&state, part, UInt64(part.count)) }
         var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha256_BYTES))
         crypto_auth_hmacsha256_final(&state, &out)
+        // The state holds hashes of the key (its inner and outer pads).
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
         return out
+    }
+
+    public static let hmacSHA256Bytes = Int(crypto_auth_hmacsha256_BYTES)
+
+    /// HMAC-SHA-256 under a key passed by pointer (a secret in `SecretBytes` or scratch memory),
+    /// written to `out` (32 bytes): no copy of the key or of the result is made, and the state,
+    /// which holds hashes of the key, is zeroed before returning.
+    static func hmacSHA256(key: UnsafeRawBufferPointer, _ parts: UnsafeRawBufferPointer..., into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= hmacSHA256Bytes)
+        var state = crypto_auth_hmacsha256_state()
+        crypto_auth_hmacsha256_init(&state, key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+        for part in parts where !part.isEmpty {
+            crypto_auth_hmacsha256_update(&state, part.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
+        }
+        crypto_auth_hmacsha256_final(&state, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
     }
 
     /// HMAC-SHA-512 (RFC 2104) with a key of any length.
@@ -65,30 +101,60 @@ public enum Sodium {
         for part in parts { crypto_auth_hmacsha512_update(&state, part, UInt64(part.count)) }
         var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512_BYTES))
         crypto_auth_hmacsha512_final(&state, &out)
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
         return out
     }
 
-    /// libsodium's BLAKE2b key derivation: independent subkeys of one key, told apart by an
-    /// id and an 8-byte context.
-    public static func deriveSubkey(of key: [UInt8], id: UInt64, context: StaticString, count: Int = 32) -> [UInt8] {
+    /// HMAC-SHA-512 under a secret key, without copying it out of its storage.
+    public static func hmacSHA512(key: SecretBytes, _ parts: [UInt8]...) -> [UInt8] {
+        var state = crypto_auth_hmacsha512_state()
+        key.withUnsafeBytes { _ = crypto_auth_hmacsha512_init(&state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
+        for part in parts { crypto_auth_hmacsha512_update(&state, part, UInt64(part.count)) }
+        var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512_BYTES))
+        crypto_auth_hmacsha512_final(&state, &out)
+        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
+        return out
+    }
+
+    /// libsodium's BLAKE2b key derivation: independent subkeys of one key (passed by pointer),
+    /// told apart by an id and an 8-byte context, written into `out` (as many bytes as it holds).
+    static func deriveSubkey(of key: UnsafeRawBufferPointer, id: UInt64, context: StaticString, into out: UnsafeMutableRawBufferPointer) {
         precondition(key.count == Int(crypto_kdf_KEYBYTES) && context.utf8CodeUnitCount == Int(crypto_kdf_CONTEXTBYTES))
-        var out = [UInt8](repeating: 0, count: count)
         context.withUTF8Buffer { ctx in
             ctx.withMemoryRebound(to: CChar.self) { ctx in
-                _ = crypto_kdf_derive_from_key(&out, count, id, ctx.baseAddress!, key)
+                _ = crypto_kdf_derive_from_key(
+                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, id, ctx.baseAddress!,
+                    key.baseAddress!.assumingMemoryBound(to: UInt8.self))
             }
         }
-        return out
     }
 
     // MARK: X25519
 
     public static let x25519KeyBytes = Int(crypto_scalarmult_curve25519_BYTES)
 
-    /// A fresh X25519 key pair.
-    public static func x25519KeyPair() -> (privateKey: [UInt8], publicKey: [UInt8]) {
-        let privateKey = randomBytes(Int(crypto_scalarmult_curve25519_SCALARBYTES))
+    /// A fresh X25519 key pair, its private key drawn straight into guarded memory.
+    public static func x25519KeyPair() -> (privateKey: SecretBytes, publicKey: [UInt8]) {
+        let privateKey = SecretBytes.random(count: Int(crypto_scalarmult_curve25519_SCALARBYTES))
         return (privateKey, x25519PublicKey(privateKey))
+    }
+
+    public static func x25519PublicKey(_ privateKey: SecretBytes) -> [UInt8] {
+        ensureInitialised()
+        precondition(privateKey.count == x25519KeyBytes)
+        var publicKey = [UInt8](repeating: 0, count: x25519KeyBytes)
+        privateKey.withUnsafeBytes { _ = crypto_scalarmult_curve25519_base(&publicKey, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        return publicKey
+    }
+
+    /// The Diffie–Hellman result written to `shared` (32 bytes, scratch memory the caller zeroes);
+    /// false for a low-order public key (an all-zero shared secret) or a key of the wrong size.
+    static func x25519(_ privateKey: SecretBytes, _ publicKey: [UInt8], into shared: UnsafeMutableRawBufferPointer) -> Bool {
+        guard publicKey.count == x25519KeyBytes, privateKey.count == x25519KeyBytes, shared.count >= x25519KeyBytes else { return false }
+        return privateKey.withUnsafeBytes {
+            crypto_scalarmult_curve25519(
+                shared.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.baseAddress!.assumingMemoryBound(to: UInt8.self), publicKey) == 0
+        }
     }
 
     public static func x25519PublicKey(_ privateKey: [UInt8]) -> [UInt8] {
@@ -96,13 +162,6 @@ public enum Sodium {
         var publicKey = [UInt8](repeating: 0, count: x25519KeyBytes)
         crypto_scalarmult_curve25519_base(&publicKey, privateKey)
         return publicKey
-    }
-
-    /// The Diffie–Hellman result; nil for a low-order public key (an all-zero shared secret).
-    public static func x25519(_ privateKey: [UInt8], _ publicKey: [UInt8]) -> [UInt8]? {
-        guard publicKey.count == x25519KeyBytes, privateKey.count == x25519KeyBytes else { return nil }
-        var shared = [UInt8](repeating: 0, count: x25519KeyBytes)
-        return crypto_scalarmult_curve25519(&shared, privateKey, publicKey) == 0 ? shared : nil
     }
 
     // MARK: ChaCha20-Poly1305 (IETF, RFC 8439)
@@ -130,7 +189,13 @@ public enum Sodium {
     /// Seals `plaintext` with everything `datagram` holds so far as its associated data, and
     /// appends the ciphertext and tag to it: with room in `datagram`, nothing is allocated.
     public static func seal(key: [UInt8], counter: UInt64, plaintext: [UInt8], appendingTo datagram: inout [UInt8]) {
+        key.withUnsafeBytes { seal(key: $0, counter: counter, plaintext: plaintext, appendingTo: &datagram) }
+    }
+
+    /// `seal` under a key passed by pointer (a `SecretBytes`' storage): nothing is copied or allocated.
+    public static func seal(key: UnsafeRawBufferPointer, counter: UInt64, plaintext: [UInt8], appendingTo datagram: inout [UInt8]) {
         precondition(key.count == aeadKeyBytes)
+        let key = key.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let associatedCount = datagram.count
         datagram.append(contentsOf: repeatElement(0, count: plaintext.count + aeadTagBytes))
         datagram.withUnsafeMutableBufferPointer { buffer in
@@ -142,6 +207,23 @@ public enum Sodium {
                     nil, nonce, key)
             }
         }
+    }
+
+    /// `seal` under a secret key, read where it is kept.
+    public static func seal(key: SecretBytes, counter: UInt64, associatedData: [UInt8], plaintext: [UInt8]) -> [UInt8] {
+        var out = associatedData
+        key.withUnsafeBytes { seal(key: $0, counter: counter, plaintext: plaintext, appendingTo: &out) }
+        return Array(out[associatedData.count...])
+    }
+
+    /// `open` under a secret key, read where it is kept: the plaintext, or nil when the tag does not verify.
+    public static func open(key: SecretBytes, counter: UInt64, associatedData: [UInt8], ciphertext: [UInt8]) -> [UInt8]? {
+        let datagram = associatedData + ciphertext
+        var out: [UInt8] = []
+        let opened = key.withUnsafeBytes {
+            open(key: $0, counter: counter, datagram: datagram[...], associatedCount: associatedData.count, into: &out)
+        }
+        return opened ? out : nil
     }
 
     /// The plaintext, or nil when the tag does not verify.
@@ -162,7 +244,16 @@ public enum Sodium {
     public static func open(
         key: [UInt8], counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int, into plaintext: inout [UInt8]
     ) -> Bool {
+        key.withUnsafeBytes { open(key: $0, counter: counter, datagram: datagram, associatedCount: associatedCount, into: &plaintext) }
+    }
+
+    /// `open` under a key passed by pointer (a `SecretBytes`' storage): nothing is copied, and
+    /// with room in `plaintext` nothing is allocated.
+    public static func open(
+        key: UnsafeRawBufferPointer, counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int, into plaintext: inout [UInt8]
+    ) -> Bool {
         precondition(key.count == aeadKeyBytes)
+        let key = key.baseAddress!.assumingMemoryBound(to: UInt8.self)
         plaintext.removeAll(keepingCapacity: true)
         guard associatedCount >= 0, datagram.count - associatedCount >= aeadTagBytes else { return false }
         plaintext.append(contentsOf: repeatElement(0, count: datagram.count - associatedCount - aeadTagBytes))
@@ -199,18 +290,19 @@ public enum Sodium {
         return point
     }
 
-    public static func ristrettoRandomScalar() -> [UInt8] {
-        ensureInitialised()
-        var scalar = [UInt8](repeating: 0, count: ristrettoScalarBytes)
-        crypto_core_ristretto255_scalar_random(&scalar)
-        return scalar
+    /// A random scalar, drawn straight into guarded memory.
+    public static func ristrettoRandomScalar() -> SecretBytes {
+        SecretBytes(count: ristrettoScalarBytes) { crypto_core_ristretto255_scalar_random($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
     }
 
-    /// scalar · point; nil for an invalid encoding or the identity result.
-    public static func ristrettoMultiply(_ scalar: [UInt8], _ point: [UInt8]) -> [UInt8]? {
-        guard scalar.count == ristrettoScalarBytes, point.count == ristrettoBytes else { return nil }
-        var out = [UInt8](repeating: 0, count: ristrettoBytes)
-        return crypto_scalarmult_ristretto255(&out, scalar, point) == 0 ? out : nil
+    /// secret scalar · point, written to `out` (scratch memory the caller zeroes); false for an
+    /// invalid encoding or the identity result.
+    static func ristrettoMultiply(_ scalar: SecretBytes, _ point: [UInt8], into out: UnsafeMutableRawBufferPointer) -> Bool {
+        guard scalar.count == ristrettoScalarBytes, point.count == ristrettoBytes, out.count >= ristrettoBytes else { return false }
+        return scalar.withUnsafeBytes {
+            crypto_scalarmult_ristretto255(
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.baseAddress!.assumingMemoryBound(to: UInt8.self), point) == 0
+        }
     }
 
     public static func isValidRistrettoPoint(_ point: [UInt8]) -> Bool {

@@ -29,9 +29,9 @@ struct NoiseXXHandshakeTests {
     func vectorPair() -> (initiator: NoiseXXHandshake, responder: NoiseXXHandshake) {
         let prologue = Self.bytes(Vector.prologue)
         return (
-            NoiseXXHandshake(role: .initiator, staticPrivateKey: Self.bytes(Vector.initiatorStatic), prologue: prologue,
+            NoiseXXHandshake(role: .initiator, staticPrivateKey: SecretBytes(copying: Self.bytes(Vector.initiatorStatic)), prologue: prologue,
                              ephemeralPrivateKey: Self.bytes(Vector.initiatorEphemeral)),
-            NoiseXXHandshake(role: .responder, staticPrivateKey: Self.bytes(Vector.responderStatic), prologue: prologue,
+            NoiseXXHandshake(role: .responder, staticPrivateKey: SecretBytes(copying: Self.bytes(Vector.responderStatic)), prologue: prologue,
                              ephemeralPrivateKey: Self.bytes(Vector.responderEphemeral))
         )
     }

@@ -1,5 +1,5 @@
 import IntercomCore
-import IntercomSecurity
+@testable import IntercomSecurity
 import Testing
 
 @Suite("libsodium primitives")
@@ -15,8 +15,11 @@ struct SodiumTests {
 
     @Test func x25519AgreesBothWaysAndRefusesLowOrderPoints() {
         let a = Sodium.x25519KeyPair(), b = Sodium.x25519KeyPair()
-        #expect(Sodium.x25519(a.privateKey, b.publicKey) == Sodium.x25519(b.privateKey, a.publicKey))
-        #expect(Sodium.x25519(a.privateKey, [UInt8](repeating: 0, count: 32)) == nil)
+        func shared(_ privateKey: SecretBytes, _ publicKey: [UInt8]) -> [UInt8]? {
+            Sodium.withScratch(32) { Sodium.x25519(privateKey, publicKey, into: $0) ? Array($0) : nil }
+        }
+        #expect(shared(a.privateKey, b.publicKey) != nil && shared(a.privateKey, b.publicKey) == shared(b.privateKey, a.publicKey))
+        #expect(shared(a.privateKey, [UInt8](repeating: 0, count: 32)) == nil)
     }
 
     @Test func aeadRejectsAnyFlippedBitAndAnotherCounter() {

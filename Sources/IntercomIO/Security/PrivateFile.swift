@@ -75,8 +75,13 @@ public enum PrivateFile {
             let mode = String(status.st_mode & 0o777, radix: 8)
             throw .unsafe(path: path, reason: "its mode is 0\(mode): others may read or change it (intercom keeps it 0600)")
         }
+        // Sized for the whole file up front, so that it is not grown (a grown array leaves the
+        // bytes it held in freed memory): the caller of a file that holds a key zeroes the
+        // bytes it is given, and the chunk they came through is zeroed here.
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(limit, Int(status.st_size)) + 1)
         var chunk = [UInt8](repeating: 0, count: 4096)
+        defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
         while true {
             let count = Glibc.read(descriptor, &chunk, chunk.count)
             if count < 0, errno == EINTR { continue }

@@ -18,7 +18,8 @@ import IntercomCore
 ///   initiator, until the peer has used it; no session is used past `rejectAfter`.
 public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public struct Configuration: Sendable {
-        public var staticPrivateKey: [UInt8]
+        /// The device's key, in guarded memory; every handshake refers to this one copy.
+        public var staticPrivateKey: SecretBytes
         public var prologue: [UInt8]
         /// A session's initiator starts a new handshake after this long (forward secrecy within a call).
         public var rekeyInterval: UInt64 = 120 * Self.second
@@ -59,7 +60,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
 
         public static var second: UInt64 { 1_000_000_000 }
 
-        public init(staticPrivateKey: [UInt8], prologue: [UInt8] = Array("intercom v1".utf8)) {
+        public init(staticPrivateKey: SecretBytes, prologue: [UInt8] = Array("intercom v1".utf8)) {
             self.staticPrivateKey = staticPrivateKey
             self.prologue = prologue
         }
@@ -119,8 +120,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         let remoteStaticKey: [UInt8]
         var address: Address
         let isInitiator: Bool
-        let sendKeys: [[UInt8]]
-        let receiveKeys: [[UInt8]]
+        /// Its four keys (`sessionKeys`), zeroed and freed when the last copy of the session goes.
+        let keys: SecretBytes
         var sendCounters: [UInt64] = [0, 0]
         var windows = [ReplayWindow(), ReplayWindow()]
         let established: UInt64
@@ -173,7 +174,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
 
         let kind: Kind
         let address: Address
-        let staticPrivateKey: [UInt8]
+        let staticPrivateKey: SecretBytes
+        let staticPublicKey: [UInt8]
         let prologue: [UInt8]
     }
 
@@ -181,8 +183,8 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public struct WorkResult: Sendable {
         enum Kind: Sendable {
             case responded(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32)
-            case finished(handshake: NoiseXXHandshake, message: [UInt8], senderIndex: UInt32, localIndex: UInt32)
-            case completed(handshake: NoiseXXHandshake, receiverIndex: UInt32, remoteIndex: UInt32)
+            case finished(handshake: NoiseXXHandshake, keys: SecretBytes, message: [UInt8], senderIndex: UInt32, localIndex: UInt32)
+            case completed(handshake: NoiseXXHandshake, keys: SecretBytes, receiverIndex: UInt32, remoteIndex: UInt32)
             case initiated(handshake: NoiseXXHandshake, message: [UInt8])
             /// `endsHalfOpen`: the half-open handshake a message 3 from its own initiator failed.
             case failed(endsHalfOpen: UInt32?)
@@ -264,7 +266,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         datagram.removeAll(keepingCapacity: true)
         datagram.reserveCapacity(SecureDatagram.transportOverhead + plaintext.count)
         SecureDatagram.appendTransportHeader(kind, session.remoteIndex, counter, to: &datagram)
-        Sodium.seal(key: session.sendKeys[slot], counter: counter, plaintext: plaintext, appendingTo: &datagram)
+        // The key is read where it is kept: nothing is copied, nothing allocated.
+        session.keys.withUnsafeBytes(offset: Self.keyOffset(sending: true, slot: slot), count: Sodium.aeadKeyBytes) {
+            Sodium.seal(key: $0, counter: counter, plaintext: plaintext, appendingTo: &datagram)
+        }
         return true
     }
 
@@ -323,8 +328,10 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             counters.replays += 1
             return .dropped
         }
-        guard let key = sessions[index]?.receiveKeys[slot],
-              Sodium.open(key: key, counter: counter, datagram: datagram, associatedCount: SecureDatagram.transportHeaderLength, into: &opened)
+        guard let keys = sessions[index]?.keys,
+              keys.withUnsafeBytes(offset: Self.keyOffset(sending: false, slot: slot), count: Sodium.aeadKeyBytes, {
+                  Sodium.open(key: $0, counter: counter, datagram: datagram, associatedCount: SecureDatagram.transportHeaderLength, into: &opened)
+              })
         else {
             counters.authenticationFailures += 1
             return .dropped
@@ -531,7 +538,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
 
     /// Queues the work for the caller, or does it now and answers with what it sends back.
     private mutating func dispatch(_ kind: Work.Kind, for address: Address, now: UInt64) -> Received {
-        let work = Work(kind: kind, address: address, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+        let work = Work(
+            kind: kind, address: address, staticPrivateKey: configuration.staticPrivateKey, staticPublicKey: staticPublicKey,
+            prologue: configuration.prologue)
         if configuration.defersHandshakes {
             pendingWork.append(work)
             return .handshake(reply: nil)
@@ -563,14 +572,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         do {
             switch work.kind {
             case .respond(let message, let senderIndex):
-                var handshake = NoiseXXHandshake(role: .responder, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
+                var handshake = NoiseXXHandshake(
+                    role: .responder, staticPrivateKey: work.staticPrivateKey, staticPublicKey: work.staticPublicKey, prologue: work.prologue)
                 _ = try handshake.readMessage(message)
                 let reply = try handshake.writeMessage()
                 kind = .responded(handshake: handshake, message: reply, senderIndex: senderIndex)
             case .finish(let message, let senderIndex, var handshake, let localIndex):
                 _ = try handshake.readMessage(message)
                 let third = try handshake.writeMessage()
-                kind = .finished(handshake: handshake, message: third, senderIndex: senderIndex, localIndex: localIndex)
+                guard let keys = sessionKeys(handshake) else { throw NoiseXXHandshake.Failure.outOfTurn }
+                kind = .finished(handshake: handshake, keys: keys, message: third, senderIndex: senderIndex, localIndex: localIndex)
             case .complete(let message, let receiverIndex, var handshake, let remoteIndex):
                 do {
                     _ = try handshake.readMessage(message)
@@ -579,9 +590,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 } catch {
                     return WorkResult(kind: .failed(endsHalfOpen: receiverIndex), address: work.address)
                 }
-                kind = .completed(handshake: handshake, receiverIndex: receiverIndex, remoteIndex: remoteIndex)
+                guard let keys = sessionKeys(handshake) else { throw NoiseXXHandshake.Failure.outOfTurn }
+                kind = .completed(handshake: handshake, keys: keys, receiverIndex: receiverIndex, remoteIndex: remoteIndex)
             case .initiate:
-                var handshake = NoiseXXHandshake(role: .initiator, staticPrivateKey: work.staticPrivateKey, prologue: work.prologue)
+                var handshake = NoiseXXHandshake(
+                    role: .initiator, staticPrivateKey: work.staticPrivateKey, staticPublicKey: work.staticPublicKey, prologue: work.prologue)
                 let message = try handshake.writeMessage(payload: [UInt8](repeating: 0, count: SecureDatagram.initiationPayloadLength))
                 kind = .initiated(handshake: handshake, message: message)
             }
@@ -608,7 +621,7 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
             let localIndex = freshIndex()
             responses[localIndex] = Response(handshake: handshake, remoteIndex: senderIndex, address: address, createdAt: now)
             return [(SecureDatagram.response(senderIndex: localIndex, receiverIndex: senderIndex, message: message).serialized(), address)]
-        case .finished(let handshake, let message, let senderIndex, let localIndex):
+        case .finished(let handshake, let keys, let message, let senderIndex, let localIndex):
             // Superseded (another answer finished it, or the peer was let go) while it was worked on.
             guard initiations[address]?.localIndex == localIndex else { return [] }
             initiations[address] = nil
@@ -618,16 +631,16 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 return []
             }
             let finishMessage = SecureDatagram.finish(receiverIndex: senderIndex, message: message).serialized()
-            install(handshake, localIndex: localIndex, remoteIndex: senderIndex, address: address, now: now, finishMessage: finishMessage)
+            install(handshake, keys: keys, localIndex: localIndex, remoteIndex: senderIndex, address: address, now: now, finishMessage: finishMessage)
             return [(finishMessage, address)]
-        case .completed(let handshake, let receiverIndex, let remoteIndex):
+        case .completed(let handshake, let keys, let receiverIndex, let remoteIndex):
             // Finished by another copy of message 3 while this one was read, or forgotten.
             guard sessions[receiverIndex] == nil, responses.removeValue(forKey: receiverIndex) != nil else { return [] }
             guard let remoteStatic = handshake.remoteStaticKey, isTrusted(remoteStatic) else {
                 counters.untrusted += 1
                 return []
             }
-            install(handshake, localIndex: receiverIndex, remoteIndex: remoteIndex, address: address, now: now)
+            install(handshake, keys: keys, localIndex: receiverIndex, remoteIndex: remoteIndex, address: address, now: now)
             return []
         case .initiated(let handshake, let message):
             guard initiating.remove(address) != nil, initiations[address] == nil else { return [] }
@@ -638,17 +651,38 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// A finished handshake's session keys, in one guarded buffer: sending RTP, sending RTCP,
+    /// receiving RTP, receiving RTCP (`keyOffset`), each derived from the transport key of its
+    /// direction, told apart by kind. Made by `perform`, off the thread that moves packets; the
+    /// two transport keys they come from are freed, zeroed, on return.
+    static func sessionKeys(_ handshake: NoiseXXHandshake) -> SecretBytes? {
+        guard let transport = handshake.transportKeys() else { return nil }
+        let kinds = SecureDatagram.TransportKind.allCases
+        return SecretBytes(count: 4 * Sodium.aeadKeyBytes) { out in
+            for (sending, key) in [(true, transport.sending), (false, transport.receiving)] {
+                key.withUnsafeBytes { key in
+                    for kind in kinds {
+                        let offset = keyOffset(sending: sending, slot: slot(kind))
+                        Sodium.deriveSubkey(
+                            of: key, id: UInt64(kind.rawValue), context: "intercom",
+                            into: UnsafeMutableRawBufferPointer(rebasing: out[offset..<(offset + Sodium.aeadKeyBytes)]))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where in a session's keys the key of a direction and slot is.
+    static func keyOffset(sending: Bool, slot: Int) -> Int { ((sending ? 0 : 2) + slot) * Sodium.aeadKeyBytes }
+
     private mutating func install(
-        _ handshake: NoiseXXHandshake, localIndex: UInt32, remoteIndex: UInt32, address: Address, now: UInt64,
+        _ handshake: NoiseXXHandshake, keys: SecretBytes, localIndex: UInt32, remoteIndex: UInt32, address: Address, now: UInt64,
         finishMessage: [UInt8]? = nil
     ) {
-        guard let keys = handshake.transportKeys(), let remoteStatic = handshake.remoteStaticKey else { return }
-        let derive = { (key: [UInt8]) in
-            SecureDatagram.TransportKind.allCases.map { Sodium.deriveSubkey(of: key, id: UInt64($0.rawValue), context: "intercom") }
-        }
+        guard let remoteStatic = handshake.remoteStaticKey else { return }
         let session = Session(
             remoteIndex: remoteIndex, remoteStaticKey: remoteStatic, address: address,
-            isInitiator: handshake.role == .initiator, sendKeys: derive(keys.sending), receiveKeys: derive(keys.receiving),
+            isInitiator: handshake.role == .initiator, keys: keys,
             established: now, lastReceived: now, confirmed: handshake.role == .responder,
             finishMessage: finishMessage, finishSentAt: now
         )
@@ -726,7 +760,9 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
                 continue
             }
             initiating.insert(address)
-            let work = Work(kind: .initiate, address: address, staticPrivateKey: configuration.staticPrivateKey, prologue: configuration.prologue)
+            let work = Work(
+                kind: .initiate, address: address, staticPrivateKey: configuration.staticPrivateKey, staticPublicKey: staticPublicKey,
+                prologue: configuration.prologue)
             if configuration.defersHandshakes {
                 pendingWork.append(work)
             } else {
@@ -799,6 +835,11 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     }
 
     public var sessionCount: Int { sessions.count }
+
+    /// The keys of the session `address` is sent to with (for tests: that they are let go).
+    func sessionKeyStorage(of address: Address) -> SecretBytes? {
+        current[address].flatMap { sessions[$0]?.keys }
+    }
     public var halfOpenCount: Int { responses.count }
 
     private mutating func freshIndex() -> UInt32 {

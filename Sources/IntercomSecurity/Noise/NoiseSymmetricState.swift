@@ -1,10 +1,13 @@
 /// Noise's CipherState and SymmetricState (the Noise Protocol Framework, revision 34, §5.1–5.2)
-/// for the cipher ChaChaPoly and the hash SHA256, over libsodium.
+/// for the cipher ChaChaPoly and the hash SHA256, over libsodium. The chaining key and the
+/// cipher key are secrets: each is kept in `SecretBytes` and replaced (never changed in place)
+/// at each MixKey, so a copy of the state (a message tried on a copy) shares them and the one
+/// left behind frees its own.
 struct NoiseCipherState: Sendable {
-    private(set) var key: [UInt8]?
+    private(set) var key: SecretBytes?
     private var nonce: UInt64 = 0
 
-    mutating func initializeKey(_ key: [UInt8]?) {
+    mutating func initializeKey(_ key: SecretBytes?) {
         self.key = key
         nonce = 0
     }
@@ -27,7 +30,7 @@ struct NoiseCipherState: Sendable {
 
 struct NoiseSymmetricState: Sendable {
     static let hashLength = 32
-    private(set) var chainingKey: [UInt8]
+    private(set) var chainingKey: SecretBytes
     private(set) var handshakeHash: [UInt8]
     private var cipher = NoiseCipherState()
 
@@ -36,10 +39,12 @@ struct NoiseSymmetricState: Sendable {
         handshakeHash = name.count <= Self.hashLength
             ? name + [UInt8](repeating: 0, count: Self.hashLength - name.count)
             : Sodium.sha256(name)
-        chainingKey = handshakeHash
+        // Public so far (the protocol name): it becomes secret at the first MixKey.
+        chainingKey = SecretBytes(copying: handshakeHash)
     }
 
-    mutating func mixKey(_ inputKeyMaterial: [UInt8]) {
+    /// MixKey with input key material passed by pointer (a Diffie–Hellman result in scratch memory).
+    mutating func mixKey(_ inputKeyMaterial: UnsafeRawBufferPointer) {
         let outputs = Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: inputKeyMaterial)
         chainingKey = outputs.0
         cipher.initializeKey(outputs.1)
@@ -62,15 +67,26 @@ struct NoiseSymmetricState: Sendable {
     }
 
     /// The two transport keys: the initiator's sending key first.
-    func split() -> (initiatorToResponder: [UInt8], responderToInitiator: [UInt8]) {
-        Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: [])
+    func split() -> (initiatorToResponder: SecretBytes, responderToInitiator: SecretBytes) {
+        Self.hkdf(chainingKey: chainingKey, inputKeyMaterial: UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
-    /// Noise's HKDF with two outputs (RFC 5869 with an empty info, as §4.3 defines it).
-    static func hkdf(chainingKey: [UInt8], inputKeyMaterial: [UInt8]) -> ([UInt8], [UInt8]) {
-        let tempKey = Sodium.hmacSHA256(key: chainingKey, inputKeyMaterial)
-        let output1 = Sodium.hmacSHA256(key: tempKey, [0x01])
-        let output2 = Sodium.hmacSHA256(key: tempKey, output1, [0x02])
-        return (output1, output2)
+    /// Noise's HKDF with two outputs (RFC 5869 with an empty info, as §4.3 defines it), each
+    /// written straight into guarded memory; the temporary key lives in scratch memory, zeroed
+    /// on return.
+    static func hkdf(chainingKey: SecretBytes, inputKeyMaterial: UnsafeRawBufferPointer) -> (SecretBytes, SecretBytes) {
+        Sodium.withScratch(hashLength) { tempKey in
+            let tempKey = UnsafeRawBufferPointer(tempKey)
+            chainingKey.withUnsafeBytes { Sodium.hmacSHA256(key: $0, inputKeyMaterial, into: UnsafeMutableRawBufferPointer(mutating: tempKey)) }
+            let output1 = SecretBytes(count: hashLength) { out in
+                withUnsafeBytes(of: UInt8(0x01)) { Sodium.hmacSHA256(key: tempKey, $0, into: out) }
+            }
+            let output2 = SecretBytes(count: hashLength) { out in
+                output1.withUnsafeBytes { first in
+                    withUnsafeBytes(of: UInt8(0x02)) { Sodium.hmacSHA256(key: tempKey, first, $0, into: out) }
+                }
+            }
+            return (output1, output2)
+        }
     }
 }

@@ -30,9 +30,11 @@ public struct NoiseXXHandshake: Sendable {
 
     public let role: Role
     private var state: NoiseSymmetricState
-    private let staticPrivateKey: [UInt8]
+    /// Shared with the caller (the device's key, kept once for the process).
+    private let staticPrivateKey: SecretBytes
     private let staticPublicKey: [UInt8]
-    private var ephemeralPrivateKey: [UInt8]
+    /// Freed, zeroed, with the last copy of this handshake.
+    private let ephemeralPrivateKey: SecretBytes
     private var ephemeralPublicKey: [UInt8]
     private var remoteEphemeral: [UInt8]?
     /// The peer's static public key, once the handshake has revealed it.
@@ -40,11 +42,15 @@ public struct NoiseXXHandshake: Sendable {
     private var step = 0
 
     /// `ephemeralPrivateKey` is for test vectors only: a fresh one is drawn otherwise.
-    public init(role: Role, staticPrivateKey: [UInt8], prologue: [UInt8], ephemeralPrivateKey: [UInt8]? = nil) {
+    /// `staticPublicKey`, when given, spares computing it again (it must be the private key's).
+    public init(
+        role: Role, staticPrivateKey: SecretBytes, staticPublicKey: [UInt8]? = nil, prologue: [UInt8],
+        ephemeralPrivateKey: [UInt8]? = nil
+    ) {
         self.role = role
         self.staticPrivateKey = staticPrivateKey
-        staticPublicKey = Sodium.x25519PublicKey(staticPrivateKey)
-        let ephemeral = ephemeralPrivateKey ?? Sodium.x25519KeyPair().privateKey
+        self.staticPublicKey = staticPublicKey ?? Sodium.x25519PublicKey(staticPrivateKey)
+        let ephemeral = ephemeralPrivateKey.map { SecretBytes(copying: $0) } ?? Sodium.x25519KeyPair().privateKey
         self.ephemeralPrivateKey = ephemeral
         ephemeralPublicKey = Sodium.x25519PublicKey(ephemeral)
         state = NoiseSymmetricState(protocolName: Self.protocolName)
@@ -141,7 +147,7 @@ public struct NoiseXXHandshake: Sendable {
     }
 
     /// This side's sending and receiving keys, once the handshake has finished.
-    public func transportKeys() -> (sending: [UInt8], receiving: [UInt8])? {
+    public func transportKeys() -> (sending: SecretBytes, receiving: SecretBytes)? {
         guard isFinished else { return nil }
         let keys = state.split()
         return role == .initiator
@@ -149,8 +155,13 @@ public struct NoiseXXHandshake: Sendable {
             : (keys.responderToInitiator, keys.initiatorToResponder)
     }
 
-    private mutating func mixDH(_ privateKey: [UInt8], _ publicKey: [UInt8]) throws(Failure) {
-        guard let shared = Sodium.x25519(privateKey, publicKey) else { throw .invalidKey }
-        state.mixKey(shared)
+    /// DH and MixKey: the shared secret lives only in scratch memory, zeroed right after.
+    private mutating func mixDH(_ privateKey: SecretBytes, _ publicKey: [UInt8]) throws(Failure) {
+        let mixed = Sodium.withScratch(Sodium.x25519KeyBytes) { shared in
+            guard Sodium.x25519(privateKey, publicKey, into: shared) else { return false }
+            state.mixKey(UnsafeRawBufferPointer(shared))
+            return true
+        }
+        guard mixed else { throw .invalidKey }
     }
 }

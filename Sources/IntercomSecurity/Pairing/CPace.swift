@@ -47,35 +47,51 @@ public enum CPace {
 
     /// One side's part of a run: its secret scalar and the share it sends.
     public struct Party: Sendable {
-        let scalar: [UInt8]
+        /// In guarded memory, freed (zeroed) with the last copy of the party.
+        let scalar: SecretBytes
         public let share: [UInt8]
         let session: [UInt8]
 
         /// `scalar` is for the published test vectors only; a fresh one is drawn otherwise.
         public init(code: [UInt8], channel: [UInt8], session: [UInt8], scalar: [UInt8]? = nil) {
-            self.scalar = scalar ?? Sodium.ristrettoRandomScalar()
+            let secret = scalar.map { SecretBytes(copying: $0) } ?? Sodium.ristrettoRandomScalar()
+            self.scalar = secret
             self.session = session
             let g = CPace.generator(code: code, channel: channel, session: session)
             // A generator from a hash is never the identity, so the multiplication cannot fail.
-            share = Sodium.ristrettoMultiply(self.scalar, g)!
+            share = Sodium.withScratch(Sodium.ristrettoBytes) { out in
+                precondition(Sodium.ristrettoMultiply(secret, g, into: out))
+                return Array(out)
+            }
         }
 
-        /// The ISK for the other side's share, or nil if the share is not a valid element or
-        /// gives the identity (the draft's scalar_mult_vfy aborts then).
+        /// The ISK for the other side's share, in guarded memory, or nil if the share is not a
+        /// valid element or gives the identity (the draft's scalar_mult_vfy aborts then). K, the
+        /// shared point, is made in scratch memory and hashed from there, and the hash's state
+        /// is zeroed: the ISK is written nowhere but into its `SecretBytes`.
         public func sessionKey(
             peerShare: [UInt8], isInitiator: Bool, ownData: [UInt8], peerData: [UInt8]
-        ) -> [UInt8]? {
-            guard Sodium.isValidRistrettoPoint(peerShare), let point = Sodium.ristrettoMultiply(scalar, peerShare) else { return nil }
+        ) -> SecretBytes? {
+            guard Sodium.isValidRistrettoPoint(peerShare) else { return nil }
             let transcript = isInitiator
                 ? CPace.initiatorResponderTranscript(share, ownData, peerShare, peerData)
                 : CPace.initiatorResponderTranscript(peerShare, peerData, share, ownData)
-            return Sodium.sha512(
-                CPace.lengthValueConcatenation([CPace.domainSeparator + Array("_ISK".utf8), session, point]), transcript)
+            let label = CPace.domainSeparator + Array("_ISK".utf8)
+            return Sodium.withScratch(Sodium.ristrettoBytes) { point -> SecretBytes? in
+                guard Sodium.ristrettoMultiply(scalar, peerShare, into: point) else { return nil }
+                // lv_cat(label, sid, K), then the transcript: K's length prefix is one byte (32).
+                return SecretBytes(count: keyBytes) { out in
+                    Sodium.sha512(
+                        [prependLength(label), prependLength(session), [UInt8(Sodium.ristrettoBytes)]].map { $0[...] },
+                        secret: UnsafeRawBufferPointer(point), then: transcript, into: out)
+                }
+            }
         }
 
         /// K alone, for the published vectors.
         func sharedPoint(peerShare: [UInt8]) -> [UInt8]? {
-            Sodium.isValidRistrettoPoint(peerShare) ? Sodium.ristrettoMultiply(scalar, peerShare) : nil
+            guard Sodium.isValidRistrettoPoint(peerShare) else { return nil }
+            return Sodium.withScratch(Sodium.ristrettoBytes) { Sodium.ristrettoMultiply(scalar, peerShare, into: $0) ? Array($0) : nil }
         }
     }
 }

@@ -107,8 +107,8 @@ enum PairingTranscript {
         CPace.lengthValueConcatenation([staticKey, Array(PairingMessage.truncated(name).utf8)])
     }
 
-    /// Key confirmation: a MAC of each role under the ISK, told apart by label.
-    static func tag(_ sessionKey: [UInt8], role: String) -> [UInt8] {
+    /// Key confirmation: a MAC of each role under the ISK (read where it is kept), told apart by label.
+    static func tag(_ sessionKey: SecretBytes, role: String) -> [UInt8] {
         Array(Sodium.hmacSHA512(key: sessionKey, Array("intercom pairing confirm \(role)".utf8)).prefix(PairingMessage.tagBytes))
     }
 }
@@ -130,7 +130,8 @@ public struct PairingInitiator: Sendable {
     private let party: CPace.Party
     private let staticKey: [UInt8]
     private let name: String
-    private var pending: (sessionKey: [UInt8], device: PairedDevice, confirm: [UInt8])?
+    /// The ISK is in guarded memory, freed (zeroed) with this initiator.
+    private var pending: (sessionKey: SecretBytes, device: PairedDevice, confirm: [UInt8])?
     public private(set) var hello: [UInt8]
 
     /// What to send (again) while no answer has come: the hello until the reply, then the
@@ -200,7 +201,8 @@ public struct PairingResponder: Sendable {
 
     private struct Exchange: Sendable {
         let reply: [UInt8]
-        let sessionKey: [UInt8]
+        /// The ISK, in guarded memory: freed (zeroed) when the exchange ends or is let go.
+        let sessionKey: SecretBytes
         let device: PairedDevice
         let started: UInt64
     }

@@ -8,7 +8,7 @@ struct Session {
     var b: SecureChannel<Int>
 
     init() {
-        let aKey = [UInt8](repeating: 1, count: 32), bKey = [UInt8](repeating: 2, count: 32)
+        let aKey = SecretBytes(copying: [UInt8](repeating: 1, count: 32)), bKey = SecretBytes(copying: [UInt8](repeating: 2, count: 32))
         a = SecureChannel(configuration: .init(staticPrivateKey: aKey), isTrusted: { _ in true })
         b = SecureChannel(configuration: .init(staticPrivateKey: bKey), isTrusted: { _ in true })
         var queue = a.maintain(wanted: [2], now: 1).map { ($0.bytes, 2) }

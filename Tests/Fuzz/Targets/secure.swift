@@ -2,7 +2,7 @@
 import IntercomSecurity
 
 nonisolated(unsafe) var channel = SecureChannel<Int>(
-    configuration: .init(staticPrivateKey: [UInt8](repeating: 7, count: 32)), isTrusted: { _ in true })
+    configuration: .init(staticPrivateKey: SecretBytes(copying: [UInt8](repeating: 7, count: 32))), isTrusted: { _ in true })
 nonisolated(unsafe) var now: UInt64 = 1_000_000_000
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,6 +1,6 @@
 import Foundation
 import IntercomCore
-import IntercomIO
+@testable import IntercomIO
 import IntercomSecurity
 import Testing
 
@@ -115,7 +115,7 @@ struct DeviceIdentityTests {
     /// used) is never read and is gone after the next start, with an identity there or not.
     @Test func temporaryIdentityFilesLeftByACrashAreNeverReadAndRemoved() throws {
         let planted = DeviceIdentity(privateKey: Sodium.x25519KeyPair().privateKey)
-        let text = Data("intercom-identity 1\nx25519 \(Hexadecimal.encode(planted.privateKey))\n".utf8)
+        let text = Data("intercom-identity 1\nx25519 \(planted.privateKey.withUnsafeBytes { Hexadecimal.encode($0) })\n".utf8)
         func leave(_ name: String, in directory: StateDirectory) {
             #expect(FileManager.default.createFile(atPath: directory.file(name), contents: text, attributes: [.posixPermissions: 0o600]))
         }
@@ -130,6 +130,23 @@ struct DeviceIdentityTests {
         leave("identity.1a2b3c", in: fresh)
         #expect(try DeviceIdentity.loadOrCreate(in: fresh).publicKey == made.publicKey)
         #expect(try FileManager.default.contentsOfDirectory(atPath: fresh.path) == [DeviceIdentity.fileName])
+    }
+
+    /// The key goes to and from the file without a string: the text written is the format it
+    /// always was, read back in either case of hexadecimal, and anything else is refused.
+    @Test func theIdentityFileIsWrittenAndParsedAsBytes() throws {
+        let key = Sodium.x25519KeyPair().privateKey
+        let hex = key.withUnsafeBytes { Hexadecimal.encode($0) }
+        #expect(DeviceIdentity.fileText(key) == Array("intercom-identity 1\nx25519 \(hex)\n".utf8))
+        for text in ["intercom-identity 1\nx25519 \(hex)\n", "intercom-identity 1\nx25519 \(hex.uppercased())", "intercom-identity 1\n\nx25519  \(hex)\n"] {
+            #expect(try DeviceIdentity.parse(Array(text.utf8), path: "p").privateKey == key)
+        }
+        for text in [
+            "", "intercom-identity 2\nx25519 \(hex)\n", "intercom-identity 1\nx25519 \(hex.dropLast(2))\n",
+            "intercom-identity 1\nx25519 \(hex)00\n", "intercom-identity 1\nx25519 \(hex.dropLast())g\n", "intercom-identity 1\ned25519 \(hex)\n",
+        ] {
+            #expect(throws: PrivateFileError.self) { try DeviceIdentity.parse(Array(text.utf8), path: "p") }
+        }
     }
 
     /// Key files are checked on the descriptor they are read from: a file others may read or
