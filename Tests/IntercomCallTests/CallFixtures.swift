@@ -62,24 +62,30 @@ enum CallFixtures {
         return ((windows, windows.map(\.lag).sorted()), (median, wellMatched))
     }
 
-    /// 10 ms blocks where the input speaks but the aligned output is silent: audible gaps,
-    /// and where in the input they are (seconds).
-    static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int, at: [Double]) {
+    /// The 10 ms blocks where the input speaks, in order: when each begins in the input
+    /// (seconds), and whether the aligned output was heard there (not below a tenth of it).
+    static func spokenBlocks(input: [Float], output: [Float], alignment: Alignment) -> [(time: Double, heard: Bool)] {
         let block = 480
         let threshold = 0.02
-        var gaps: [Double] = []
-        var spoken = 0
+        var blocks: [(time: Double, heard: Bool)] = []
         for start in stride(from: 0, to: input.count - block, by: block) {
             let window = alignment.windows.last { $0.inputStart <= start }
             let lag = window.map { start - $0.inputStart < 24_000 ? $0.lag : alignment.lag } ?? alignment.lag
             guard start + lag >= 0, start + lag + block <= output.count else { continue }
             let inputLevel = SignalMeasures.rms(input[start..<(start + block)])
             guard inputLevel > threshold else { continue }
-            spoken += 1
-            let outputLevel = SignalMeasures.rms(output[(start + lag)..<(start + lag + block)])
-            if outputLevel < inputLevel * 0.1 { gaps.append(Double(start) / 48_000) }
+            let heard = SignalMeasures.rms(output[(start + lag)..<(start + lag + block)]) >= inputLevel * 0.1
+            blocks.append((Double(start) / 48_000, heard))
         }
-        return (gaps.count, spoken, gaps)
+        return blocks
+    }
+
+    /// 10 ms blocks where the input speaks but the aligned output is silent: audible gaps,
+    /// and where in the input they are (seconds).
+    static func silentBlocks(input: [Float], output: [Float], alignment: Alignment) -> (gaps: Int, spoken: Int, at: [Double]) {
+        let blocks = spokenBlocks(input: input, output: output, alignment: alignment)
+        let gaps = blocks.filter { !$0.heard }.map(\.time)
+        return (gaps.count, blocks.count, gaps)
     }
 
     /// The longest stretch of the input's speech that came out silent, counted from the first
@@ -87,28 +93,20 @@ enum CallFixtures {
     /// silent spoken block of a stretch to its last, with no heard spoken block between (pauses
     /// in the speech inside a stretch count too, as a listener would hear them).
     static func longestGap(input: [Float], output: [Float], alignment: Alignment) -> (seconds: Double, at: Double, silentBlocks: Int) {
-        let block = 480
-        let threshold = 0.02
         var heardOnce = false
         var stretchStart: Double?
         var longest = (seconds: 0.0, at: 0.0, silentBlocks: 0)
-        for start in stride(from: 0, to: input.count - block, by: block) {
-            let window = alignment.windows.last { $0.inputStart <= start }
-            let lag = window.map { start - $0.inputStart < 24_000 ? $0.lag : alignment.lag } ?? alignment.lag
-            guard start + lag >= 0, start + lag + block <= output.count else { continue }
-            let inputLevel = SignalMeasures.rms(input[start..<(start + block)])
-            guard inputLevel > threshold else { continue }
-            let time = Double(start) / 48_000
-            if SignalMeasures.rms(output[(start + lag)..<(start + lag + block)]) >= inputLevel * 0.1 {
+        for block in spokenBlocks(input: input, output: output, alignment: alignment) {
+            if block.heard {
                 heardOnce = true
                 stretchStart = nil
                 continue
             }
             guard heardOnce else { continue }
             longest.silentBlocks += 1
-            let first = stretchStart ?? time
+            let first = stretchStart ?? block.time
             stretchStart = first
-            let length = time + Double(block) / 48_000 - first
+            let length = block.time + 0.01 - first
             if length > longest.seconds { (longest.seconds, longest.at) = (length, first) }
         }
         return longest
