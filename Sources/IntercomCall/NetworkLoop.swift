@@ -85,10 +85,11 @@ final class NetworkLoop {
     /// When the next reports go out (monotonic ns): every report interval, and sooner once a
     /// new stream is heard (`firstReportDelay`).
     private var nextReport: UInt64 = 0
-    /// How soon after a new stream's first packets its sender gets a report: it codes for a
-    /// troubled link until a first report says the link is clean, so the first word of a call
-    /// would otherwise wait up to a whole report interval for its low-delay coding. A quarter
-    /// of a second of packets (some 25 before its DTX sets in) is enough to see loss or jitter.
+    /// How soon after a new stream's first packets its sender gets a report: it takes the link
+    /// for clean until a first report says otherwise (`CodecModeController`), so a troubled
+    /// link would otherwise go without forward error correction for up to a whole report
+    /// interval. A quarter of a second of packets (some 25 before DTX sets in) is enough to
+    /// see loss or jitter.
     static let firstReportDelay = MediaTime.nanoseconds(.milliseconds(250))
 
     func run(_ loop: LoopTurns) {
