@@ -33,7 +33,7 @@ let package = Package(
         // Linux calls the Glibc module leaves out (eventfd); part of libc, nothing to link.
         .systemLibrary(name: "CLinux"),
 
-        // Pure Swift, no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
+        // Pure Swift (libm aside), no I/O, no clocks read: packets, jitter buffer, mixing, talk logic.
         .target(
             name: "IntercomCore",
             dependencies: [.product(name: "DequeModule", package: "swift-collections")],

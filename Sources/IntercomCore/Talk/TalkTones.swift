@@ -1,3 +1,5 @@
+import Glibc
+
 /// The short tones a two-way radio makes when a transmission starts (rising) and ends
 /// (falling), so both ends hear when to talk and when the other has finished.
 public enum TalkTones {
@@ -15,21 +17,8 @@ public enum TalkTones {
             (0..<length).map { i in
                 let edge = Float(min(1, Double(min(i, length - 1 - i)) / Double(ramp)))
                 let phase = 2 * Double.pi * frequency * Double(i) / Double(sampleRate)
-                return amplitude * edge * Float(sine(phase))
+                return amplitude * edge * Float(sin(phase))
             }
         }
-    }
-
-    /// sin without Foundation: a Taylor series after reducing the angle to [-π, π].
-    private static func sine(_ x: Double) -> Double {
-        var angle = x.truncatingRemainder(dividingBy: 2 * Double.pi)
-        if angle > Double.pi { angle -= 2 * Double.pi }
-        var term = angle
-        var sum = angle
-        for n in stride(from: 3.0, through: 21.0, by: 2.0) {
-            term *= -angle * angle / ((n - 1) * n)
-            sum += term
-        }
-        return sum
     }
 }

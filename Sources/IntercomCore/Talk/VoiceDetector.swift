@@ -1,3 +1,5 @@
+import Glibc
+
 /// The voice detector behind VOX: a classifier on three features of each 10 ms of the
 /// microphone, not a level rule.
 ///
@@ -130,16 +132,9 @@ public struct VoiceDetector: Sendable {
         return 0.5 + 0.5 * z / (1 + abs(z))
     }
 
-    /// 10·log10(x) for x > 0, without Foundation (which the core does not import): the
-    /// exponent, and ln of the significand in [1, 2) by four terms of the atanh series
-    /// (within 0.001 dB).
+    /// 10·log10(x), -200 for x ≤ 0.
     static func decibels(_ x: Double) -> Float {
-        guard x > 0 else { return -200 }
-        let m = x.significand
-        let y = (m - 1) / (m + 1)
-        let y2 = y * y
-        let ln = 2 * y * (1 + y2 * (1.0 / 3 + y2 * (1.0 / 5 + y2 / 7)))
-        return Float(10 * (Double(x.exponent) * 0.301_029_995_663_981_2 + ln * 0.434_294_481_903_251_8))
+        x > 0 ? Float(10 * log10(x)) : -200
     }
 
     /// The highest normalised correlation of the last `window` samples with the same span
@@ -195,14 +190,8 @@ struct Biquad: Sendable {
     }
 
     private static func parts(cutoff: Float, rate: Float) -> (cosine: Float, alpha: Float) {
-        // Computed once, so Taylor series serve (the core has no Foundation): w < 0.14 here.
-        let w = Double(2 * Float.pi * cutoff / rate)
-        var sine = 0.0, cosine = 0.0, term = 1.0
-        for n in 0..<12 {
-            if n % 2 == 0 { cosine += term } else { sine += term }
-            term *= w / Double(n + 1) * (n % 2 == 1 ? -1 : 1)
-        }
-        return (Float(cosine), Float(sine) / Float(2).squareRoot())
+        let w = 2 * Float.pi * cutoff / rate
+        return (cos(w), sin(w) / Float(2).squareRoot())
     }
 
     /// Transposed direct form II.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// What the talk-mode screen shows, independent of any terminal.
 public struct StatusScreen: Sendable, Equatable {
     public struct Peer: Sendable, Equatable {
@@ -70,26 +72,7 @@ public struct StatusScreen: Sendable, Equatable {
     /// empty, full scale is full, like the meters people know from mixing desks.
     public static func meterLevel(amplitude: Double) -> Double {
         guard amplitude > 0 else { return 0 }
-        return min(1, max(0, 1 + 20 * log10Approximation(amplitude) / 50))
-    }
-
-    /// log10 without Foundation, which the core does not import.
-    private static func log10Approximation(_ x: Double) -> Double {
-        var exponent = 0.0
-        var mantissa = x
-        while mantissa >= 10 { mantissa /= 10; exponent += 1 }
-        while mantissa < 1 { mantissa *= 10; exponent -= 1 }
-        // ln(m)/ln(10) for m in [1, 10) by the series of atanh.
-        let y = (mantissa - 1) / (mantissa + 1)
-        var term = y
-        var sum = 0.0
-        var n = 1.0
-        while abs(term) > 1e-12 {
-            sum += term / n
-            term *= y * y
-            n += 2
-        }
-        return exponent + 2 * sum / 2.302585092994046
+        return min(1, max(0, 1 + 20 * log10(amplitude) / 50))
     }
 
     /// The screen as lines no wider than `width` columns, with ANSI colour only if `colour`.
