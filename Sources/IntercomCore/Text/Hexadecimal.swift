@@ -1,11 +1,10 @@
 /// Bytes as lowercase hexadecimal digits, and back.
 public enum Hexadecimal {
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+            text.append(digit(byte >> 4))
+            text.append(digit(byte & 0x0F))
         }
         return String(decoding: text, as: UTF8.self)
     }
@@ -14,13 +13,11 @@ public enum Hexadecimal {
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         let digits = Array(text.utf8)
         guard digits.count.isMultiple(of: 2) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
+        var bytes = [UInt8](repeating: 0, count: digits.count / 2)
+        let decoded = digits.withUnsafeBufferPointer { input in
+            bytes.withUnsafeMutableBytes { decode(input, into: $0) }
         }
-        return bytes
+        return decoded ? bytes : nil
     }
 
     /// `bytes` in lowercase hexadecimal, written into `out` (twice as many bytes): for a secret,
