@@ -96,7 +96,7 @@ extension EndToEndTests {
         }
 
         /// What A hears in a call where B's speaker leaks into B's microphone 50 ms later at
-        /// half the level (module-loopback), while A reads a paragraph: A's own voice coming
+        /// half the level (a delay line on the microphone's clock, `AudioLab.addEchoPath`), while A reads a paragraph: A's own voice coming
         /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
         /// into A's paragraph. The recording starts about 1.5 s before A talks; the returned
         /// offsets say, in seconds of the recording, when A and B were made to talk.

@@ -126,35 +126,14 @@ public final class AudioLab: @unchecked Sendable {
     }
 
     /// Routes what `speaker` plays into `microphone`, `delayMilliseconds` later and `gain`
-    /// times as loud: an echo path from a peer's speaker to its own microphone (PulseAudio's
-    /// module-loopback). Returns the module's index, for `removeEchoPath`.
-    @discardableResult
-    public func addEchoPath(from speaker: String, into microphone: String, delayMilliseconds: Int, gain: Double = 1) throws -> Int {
-        let index = try pactl([
-            "load-module", "module-loopback", "source=\(speaker).monitor", "sink=\(microphone)",
-            "latency_msec=\(delayMilliseconds)", "source_dont_move=true", "sink_dont_move=true",
-            // A room's echo comes back after a fixed time; left to itself, the module keeps
-            // retuning its resampler, which makes the delay wander by tens of ppm.
-            "adjust_time=0",
+    /// times as loud: an echo path from a peer's speaker to its own microphone, exact and
+    /// fixed however busy the machine is, as a room's is (`audio-lab echo`: the speaker
+    /// becomes a delay line inside the microphone's sink).
+    public func addEchoPath(from speaker: String, into microphone: String, delayMilliseconds: Int, gain: Double = 1) throws {
+        _ = try SpeechFixture.run(Self.script, [
+            "echo", "--dir", directory, "--from", speaker, "--into", microphone,
+            "--delay-ms", "\(delayMilliseconds)", "--gain", String(format: "%.4f", gain),
         ])
-        guard let module = Int(index.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw FixtureError.toolFailed("pactl load-module module-loopback", index)
-        }
-        if gain != 1 {
-            // The loopback plays into the microphone's sink through a stream of its own.
-            let listing = try pactl(["--format=json", "list", "sink-inputs"])
-            let inputs = try JSONSerialization.jsonObject(with: Data(listing.utf8)) as? [[String: Any]] ?? []
-            guard let stream = inputs.first(where: { ($0["owner_module"] as? String) == "\(module)" })?["index"] as? Int else {
-                throw FixtureError.toolFailed("pactl list sink-inputs", "no stream of module \(module) in \(listing)")
-            }
-            try pactl(["set-sink-input-volume", "\(stream)", String(format: "%.4f", gain)])
-        }
-        return module
-    }
-
-    /// Removes an echo path made by `addEchoPath`.
-    public func removeEchoPath(_ module: Int) throws {
-        try pactl(["unload-module", "\(module)"])
     }
 
     /// Routes what `speaker` plays into `microphone` through the acoustic lab's real-time
