@@ -132,11 +132,14 @@ final class CapturePipeline {
         }
         if cleaner.cancelsEcho {
             echoReference.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
+        }
+        let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
+        if cleaner.cancelsEcho {
+            echoReference.echoPredicted(cleaner.echoPrediction)
             counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
             counters.echoDelayCorrections.store(echoReference.corrections, ordering: .relaxed)
             counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureCounters.unknownEchoDelay, ordering: .relaxed)
         }
-        let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
         let now = SystemClock.monotonicNanoseconds()

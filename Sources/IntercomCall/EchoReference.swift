@@ -53,4 +53,10 @@ final class EchoReference: @unchecked Sendable {
         }
         alignment.reference(for: microphone, capturedAt: captureTime, into: &reference)
     }
+
+    /// Capture side: the canceller's prediction of the echo in the frame last given to
+    /// `reference(for:)`, by which small moves of the echo are found and followed.
+    func echoPredicted(_ prediction: [Int16]) {
+        alignment.echoPredicted(prediction)
+    }
 }

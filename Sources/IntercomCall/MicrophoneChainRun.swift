@@ -86,6 +86,7 @@ public struct MicrophoneChainRun {
                 }
             }
             let speech = try timers.measure(1) { try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil) }
+            if cleaner.cancelsEcho { timers.measure(0) { alignment.echoPredicted(cleaner.echoPrediction) } }
             let open = gate.isOpen(speech: speech, now: time, delayNanoseconds: UInt64(preroll.count) * periodNanoseconds)
             for (offset, sample) in samples.enumerated() { gated[offset] = sample }
             let sent = preroll.pass(&gated, tag: index, sending: open, pause: cleaner.voiceFrame.isPause)

@@ -27,6 +27,8 @@ final class MicrophoneCleaner {
     private let shapesAudio: Bool
     private var block: [Int16]
     private var referenceBlock: [Int16]
+    /// The canceller's prediction of the last frame's echo: its input less its output.
+    private(set) var echoPrediction: [Int16]
 
     /// Cleaning for frames of `frameSamples`, as `settings` asks; with `echoTailMilliseconds`,
     /// echo cancellation too.
@@ -41,6 +43,7 @@ final class MicrophoneCleaner {
         detector = VoiceDetector(threshold: settings.vadStartProbability)
         block = [Int16](repeating: 0, count: blockSamples)
         referenceBlock = [Int16](repeating: 0, count: blockSamples)
+        echoPrediction = [Int16](repeating: 0, count: frameSamples)
     }
 
     /// Whether `clean` wants the speaker's reference for each frame.
@@ -57,6 +60,9 @@ final class MicrophoneCleaner {
             if let echoCanceller, let reference {
                 for (offset, index) in range.enumerated() { referenceBlock[offset] = reference[index] }
                 try echoCanceller.cancel(&block, reference: referenceBlock)
+                for (offset, index) in range.enumerated() {
+                    echoPrediction[index] = Int16(clamping: Int(frame[index]) - Int(block[offset]))
+                }
             }
             speech = block.withUnsafeBufferPointer { detector.analyse($0) }
             try preprocessor.process(&block)

@@ -1,4 +1,5 @@
 import IntercomCore
+import IntercomDSP
 import Testing
 import TestSupport
 
@@ -108,5 +109,70 @@ import TestSupport
         #expect(call.alignment.echoDelaySamples == call.alignment.targetSamples)
         let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
         #expect(abs(end - call.alignment.targetSamples) <= 48, "echo \(end) samples behind the reference")
+    }
+
+    /// A call through SpeexDSP's canceller: the far end's paragraph reaches the microphone
+    /// through a short reverberant path 40 ms after it is played, `shift` samples later from
+    /// 7 s on (the speaker's or the microphone's stream skipped, and the timestamps do not say
+    /// so), with `near` (a sentence) talking over it from 7 s when given. Returns the echo
+    /// reduction in each quarter second and when each correction came.
+    static func cancelledCall(shift: Int, near: [Float]? = nil) throws -> (reduction: [Double], corrections: [Double]) {
+        let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
+        let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: 150)
+        var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: 150)
+        var noise = SeededNoise(seed: 11)
+        let path: [(delay: Int, gain: Float)] = [(0, 0.5), (37, 0.2), (91, -0.15), (180, 0.1), (400, 0.05)]
+        let moveAt = 7 * 48_000
+        var reference: [Int16] = []
+        var echoEnergy = [Double](repeating: 0, count: 16 * 4)
+        var leftEnergy = [Double](repeating: 0, count: 16 * 4)
+        var corrections: [Double] = []
+        for index in 0..<(16 * 200) {
+            let played = (0..<frame).map { int16(fromFloat: far[(index * frame + $0) % far.count]) }
+            alignment.played(played, at: base + UInt64(index) * frameNanoseconds)
+            guard index > 0 else { continue }
+            let start = (index - 1) * frame
+            var microphone = (start..<(start + frame)).map { n -> Int16 in
+                let delay = 1_920 + (n >= moveAt ? shift : 0)
+                var echo: Float = 0
+                for tap in path where n - delay - tap.delay >= 0 { echo += far[(n - delay - tap.delay) % far.count] * tap.gain }
+                let talk = near.map { n >= moveAt && n - moveAt < $0.count ? $0[n - moveAt] * 0.5 : 0 } ?? 0
+                return int16(fromFloat: echo + talk + noise.sample() * 0.0005)
+            }
+            let echoOnly = microphone
+            let correctionsBefore = alignment.corrections
+            alignment.reference(for: microphone, capturedAt: base + UInt64(index - 1) * frameNanoseconds, into: &reference)
+            try canceller.cancel(&microphone, reference: reference)
+            alignment.echoPredicted(zip(echoOnly, microphone).map { Int16(clamping: Int($0) - Int($1)) })
+            if alignment.corrections != correctionsBefore { corrections.append(Double(start) / 48_000) }
+            let quarter = start / 12_000
+            echoEnergy[quarter] += echoOnly.reduce(0) { $0 + Double($1) * Double($1) }
+            leftEnergy[quarter] += microphone.reduce(0) { $0 + Double($1) * Double($1) }
+        }
+        return (zip(echoEnergy, leftEnergy).map { SignalMeasures.decibels($0, over: max($1, 1)) }, corrections)
+    }
+
+    /// The canceller unlearns a moved echo within a few hundred milliseconds and then needs
+    /// seconds to learn it again (0-10 dB for the next second when nothing followed the move,
+    /// or when the decimated estimator's whole taps did, 0.4-2 s late). Moves of a fraction
+    /// of a millisecond up to 7 ms, either way, are put back within a fifth of a second and
+    /// to the sample, and the canceller goes on cancelling.
+    @Test(arguments: [10, -100, 317, -317])
+    func anEchoThatMovesIsPutBackAtOnceAndTheCancellerKeepsCancelling(by shift: Int) throws {
+        let call = try Self.cancelledCall(shift: shift)
+        #expect((1...2).contains(call.corrections.count), "corrections at \(call.corrections) s")
+        #expect(call.corrections.allSatisfy { $0 >= 7 && $0 < 7.3 }, "corrections at \(call.corrections) s")
+        // From a quarter second after the move to one and a quarter.
+        let after = call.reduction[29..<33]
+        let mean = after.reduce(0, +) / Double(after.count)
+        #expect(mean >= 15, "echo reduced by \(after.map { Int($0) }) dB after the move")
+    }
+
+    /// The near end talking over a converged canceller leaves much of the microphone
+    /// uncancelled, as a moved echo would; nothing moves.
+    @Test func doubleTalkOverAConvergedCancellerMovesNothing() throws {
+        let near = try SpeechFixture.speech(SpeechFixture.sentence, voice: .female)
+        let call = try Self.cancelledCall(shift: 0, near: near)
+        #expect(call.corrections.isEmpty, "corrections at \(call.corrections) s")
     }
 }

@@ -7,10 +7,19 @@
 /// position moves with it, so the canceller's filter still fits; when only the timestamps
 /// move (a loaded machine), nothing moves. A first delay outside `window` (too close to
 /// leading the reference, or so late that the room's reverberation no longer fits the
-/// canceller's tail) is moved to `targetSamples`. Allocates nothing after `init`.
+/// canceller's tail) is moved to `targetSamples`.
+///
+/// Moves are put right to the sample and fast, since the canceller unlearns a moved echo
+/// within a few hundred milliseconds (`EchoMoveTracker`): the canceller's prediction of each
+/// frame's echo (`echoPredicted`) finds a move of up to 2 ms within a few frames, and a larger
+/// one, found by the decimated estimator, is made exact from the same prediction. Allocates
+/// nothing after `init`.
 public struct EchoAlignment: Sendable {
     public private(set) var timeline: EchoReferenceTimeline
     private var estimator: EchoDelayEstimator
+    private var moveTracker: EchoMoveTracker
+    /// The microphone frame of the last `reference(for:)`, for `echoPredicted`.
+    private var microphone: [Int16]
     /// Delays of the echo behind the reference that are kept as they are found.
     public let window: ClosedRange<Int>
     /// Where a delay found outside `window` is moved to: early in the tail, with room for the
@@ -29,6 +38,8 @@ public struct EchoAlignment: Sendable {
     public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) {
         timeline = EchoReferenceTimeline(frameSamples: frameSamples, sampleRate: sampleRate)
         estimator = EchoDelayEstimator(sampleRate: sampleRate, frameSamples: frameSamples)
+        moveTracker = EchoMoveTracker(frameSamples: frameSamples, sampleRate: sampleRate)
+        microphone = [Int16](repeating: 0, count: frameSamples)
         let earliest = MediaTime.samples(milliseconds: 2, rate: sampleRate)
         // The direct path early in the tail leaves the rest of it for the room's reverberation.
         let latest = max(earliest, MediaTime.samples(milliseconds: tailMilliseconds, rate: sampleRate) / 2)
@@ -48,8 +59,10 @@ public struct EchoAlignment: Sendable {
     /// The reference for `microphone`, whose first sample was captured at `captureTime`, in
     /// `output` (replacing what it held). A move the signals call for applies from the next frame.
     public mutating func reference(for microphone: [Int16], capturedAt captureTime: UInt64, into output: inout [Int16]) {
+        for index in self.microphone.indices { self.microphone[index] = index < microphone.count ? microphone[index] : 0 }
         let resyncsBefore = timeline.resyncs
         timeline.reference(capturedAt: captureTime, into: &output)
+        if timeline.resyncs != resyncsBefore { moveTracker.restart() }
         if timeline.resyncs != resyncsBefore, echoDelaySamples != nil {
             // The timestamps moved the reference further than the signals could see: what
             // the filter learned no longer applies, but the delay the canceller learned is
@@ -67,9 +80,23 @@ public struct EchoAlignment: Sendable {
         timeline.isLockedBySignals = true
         guard abs(delay - kept) > toleranceSamples else { return }
         // A later read position gives the reference newer samples: their echo comes later
-        // behind them.
-        timeline.moveRead(bySamples: kept - delay)
+        // behind them. The estimator's taps are half a millisecond apart; the canceller's
+        // prediction says where in that the echo is.
+        let echoMove = moveTracker.refine(estimate: delay - kept) ?? delay - kept
+        timeline.moveRead(bySamples: -echoMove)
         corrections += 1
         estimator.referenceMoved(bySamples: kept - delay)
+        moveTracker.restart()
+    }
+
+    /// Takes the canceller's prediction of the echo in the microphone frame last given to
+    /// `reference(for:)` (its input less its output). When the echo has moved by a little
+    /// against the reference, the reference moves with it from the next frame.
+    public mutating func echoPredicted(_ prediction: [Int16]) {
+        guard let move = moveTracker.observe(microphone: microphone, prediction: prediction) else { return }
+        timeline.moveRead(bySamples: -move)
+        corrections += 1
+        // The echo is back where the estimator learned it too.
+        estimator.echoReturned()
     }
 }

@@ -298,6 +298,12 @@ public struct EchoDelayEstimator: Sendable {
         forgetShifts()
     }
 
+    /// The reference was moved back onto the echo after a brief move (`EchoMoveTracker`):
+    /// the filter still fits, but what the shifted comparison saw meanwhile does not.
+    public mutating func echoReturned() {
+        forgetShifts()
+    }
+
     private static func shift(_ path: inout [Float], by shift: Int) {
         let count = path.count
         if shift > 0 {

@@ -1,0 +1,79 @@
+import Glibc
+import IntercomCore
+import Testing
+
+/// The echo move tracker on seeded signals: a microphone that is the canceller's prediction
+/// (it cancels well) until the echo moves, or until the near end talks over it.
+@Suite struct EchoMoveTrackerTests {
+    static let frame = 240
+
+    /// Noise through a low-pass filter, swelling and fading four times a second: a far end's
+    /// speech as far as its spectrum and syllables go.
+    static func farEnd(seconds: Double, seed: UInt64) -> [Float] {
+        var generator = SeededGenerator(seed: seed)
+        var low: Float = 0
+        return (0..<Int(seconds * 48_000)).map { (n: Int) -> Float in
+            let white = Float(Double(generator.next() >> 11) / Double(1 << 53) * 2 - 1)
+            low += 0.2 * (white - low)
+            let phase: Double = 2 * Double.pi * 4 * Double(n) / 48_000
+            let syllable: Float = 0.55 + 0.45 * Float(sin(phase))
+            return low * 12_000 * syllable
+        }
+    }
+
+    /// Feeds the tracker `seconds` of frames: the prediction is `far` (as the canceller
+    /// predicts it, with the learned alignment), the microphone sample n is `echo(n, far)`, by
+    /// default the echo `shift(n)` samples later plus `near(n)`. Returns every move reported,
+    /// with the second it came at.
+    static func run(
+        seconds: Double, shift: @escaping (Int) -> Int = { _ in 0 }, near: @escaping (Int) -> Float = { _ in 0 },
+        echo: ((Int, [Float]) -> Float)? = nil, seed: UInt64 = 3
+    ) -> [(lag: Int, at: Double)] {
+        let echo = echo ?? { n, far in far[n - shift(n)] + near(n) }
+        let far = farEnd(seconds: seconds + 1, seed: seed)
+        var tracker = EchoMoveTracker(frameSamples: frame)
+        var moves: [(lag: Int, at: Double)] = []
+        var applied = 0
+        let margin = 2_000
+        for start in stride(from: margin, to: Int(seconds * 48_000) - frame, by: frame) {
+            let prediction = (start..<(start + frame)).map { Int16(far[$0 - applied]) }
+            let microphone = (start..<(start + frame)).map { n in Int16(clamping: Int(echo(n, far))) }
+            if let lag = tracker.observe(microphone: microphone, prediction: prediction) {
+                moves.append((lag, Double(start) / 48_000))
+                // The alignment follows: the prediction moves with the echo.
+                applied += lag
+            }
+        }
+        return moves
+    }
+
+    @Test func anEchoThatStaysPutIsNeverMoved() {
+        #expect(Self.run(seconds: 6, shift: { _ in 0 }).isEmpty)
+    }
+
+    /// Moves of a few samples up to 20 ms, either way, whole taps of the decimated estimator
+    /// or not: each found once, exactly, within 0.15 s.
+    @Test(arguments: [3, -10, 57, -95, 100, 317, -317, 700, -960])
+    func anEchoThatMovesIsFoundExactlyAndAtOnce(by lag: Int) {
+        let moves = Self.run(seconds: 6, shift: { $0 < 3 * 48_000 ? 0 : lag })
+        #expect(moves.map(\.lag) == [lag], "moves \(moves)")
+        if let first = moves.first { #expect(first.at - 3 < 0.15, "found \(first.at - 3) s after the move") }
+    }
+
+    /// The near end talking over the echo makes the canceller leave much of the microphone,
+    /// but no shifted prediction explains it better: nothing moves.
+    @Test func doubleTalkMovesNothing() {
+        let near = Self.farEnd(seconds: 7, seed: 99)
+        let moves = Self.run(seconds: 6, shift: { _ in 0 }, near: { $0 >= 2 * 48_000 && $0 < 4 * 48_000 ? near[$0] : 0 })
+        #expect(moves.isEmpty, "moves \(moves)")
+    }
+
+    /// An echo path that changes (a lid moved) rather than moves: the old prediction no
+    /// longer fits, and no shift of it does either.
+    @Test func aChangedPathIsNotTakenForAMove() {
+        let moves = Self.run(seconds: 6, echo: { n, far in
+            n < 3 * 48_000 ? far[n] : 0.4 * far[n] + 0.5 * far[n - 37] - 0.4 * far[n - 200] + 0.3 * far[n - 610]
+        })
+        #expect(moves.isEmpty, "moves \(moves)")
+    }
+}
