@@ -31,6 +31,17 @@ public struct CallService: Service {
         defer { interface?.stop() }
         systemd.ready(status: "in the call on port \(call.localPort)")
         defer { systemd.stopping() }
+        if let startup = StartupFigures.now() {
+            // How long since the process started (the kernel's 10 ms tick), less the time its
+            // threads waited for a CPU, and its own CPU time: what a Pi's boot waits for.
+            func milliseconds(_ span: Duration) -> String {
+                "\(Int(MediaTime.milliseconds(nanoseconds: Double(MediaTime.nanoseconds(span))).rounded()))"
+            }
+            logger.info("ready", metadata: [
+                "after_ms": "\(milliseconds(startup.sinceStart))", "own_ms": "\(milliseconds(startup.ownTime))",
+                "cpu_ms": "\(milliseconds(startup.processor))",
+            ])
+        }
         // Waits for whichever comes first: the end of the duration, the quit key, or the
         // graceful shutdown. Nothing polls: a task that wakes every few milliseconds costs
         // the runtime a little memory each time, and a call may run for weeks.
