@@ -30,6 +30,10 @@ public final class Call: @unchecked Sendable {
     private let turnsAtLastCheck = Mutex<[UInt64]?>(nil)
     private var threads: [JoinableThread] = []
     private let startedAt = SystemClock.monotonicNanoseconds()
+    /// CLOCK_REALTIME nanoseconds of the talk key's presses as the call got them, the first
+    /// `Self.talkKeyPressesKept`: what a measurement from outside times the far end's ear from.
+    private let talkKeyPresses = Mutex<[UInt64]>([])
+    private static let talkKeyPressesKept = 64
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
     private let discoveryStatus = Atomic<Int>(0)
     /// When the call was set up (monotonic ns): discovery times count from here.
@@ -98,7 +102,12 @@ public final class Call: @unchecked Sendable {
 
     /// Push-to-talk: whether the talk key or button is held now. Any thread; never blocks.
     public func setTalkKey(held: Bool) {
-        capture.counters.talkKeyHeld.store(held, ordering: .relaxed)
+        let wasHeld = capture.counters.talkKeyHeld.exchange(held, ordering: .relaxed)
+        guard held, !wasHeld else { return }
+        let now = SystemClock.realtimeNanoseconds()
+        talkKeyPresses.withLock { presses in
+            if presses.count < Self.talkKeyPressesKept { presses.append(now) }
+        }
     }
 
     /// Mutes or unmutes our microphone, whatever the talk mode.
@@ -196,7 +205,8 @@ public final class Call: @unchecked Sendable {
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime ?? 0,
             runningSeconds: MediaTime.seconds(nanoseconds: Double(SystemClock.monotonicNanoseconds() - startedAt)),
-            discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)]
+            discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)],
+            talkKeyPresses: talkKeyPresses.withLock { $0 }
         )
     }
 }

@@ -22,6 +22,10 @@ public struct CallStatistics: Codable, Sendable {
     /// that the delay between two processes can be measured from outside.
     public var inputStartNs: UInt64 = 0
     public var outputStartNs: UInt64 = 0
+    /// CLOCK_REALTIME nanoseconds of the talk key's presses (terminal, button or GPIO line)
+    /// as the call got them, the first 64: key-to-ear measured from outside starts here, apart
+    /// from the time the key took to reach the program.
+    public var talkKeyPressesNs: [UInt64] = []
     /// What we sent: RTP packets and their payload bytes; all datagrams and their bytes.
     public var sentPackets = 0
     public var sentPayloadBytes = 0
@@ -113,7 +117,7 @@ public struct CallStatistics: Codable, Sendable {
         playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
         captureCounters: CaptureCounters, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
         inputStart: UInt64, outputStart: UInt64, runningSeconds: Double,
-        discovery: DiscoveryStatus = .off
+        discovery: DiscoveryStatus = .off, talkKeyPresses: [UInt64] = []
     ) {
         streams = playback.streams
         for stream in streams {
@@ -130,6 +134,7 @@ public struct CallStatistics: Codable, Sendable {
         speakerQueueMs = MediaTime.milliseconds(nanoseconds: Double(playback.speakerQueue))
         inputStartNs = inputStart
         outputStartNs = outputStart
+        talkKeyPressesNs = talkKeyPresses
         echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
         echoDelayCorrections = captureCounters.echoDelayCorrections.load(ordering: .relaxed)
         let echoDelay = captureCounters.echoDelaySamples.load(ordering: .relaxed)

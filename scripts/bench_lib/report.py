@@ -417,12 +417,17 @@ def talk_key_summary_rows(run):
             rows.append(SummaryRow(f"| talk key to ear, {p['case']} | {p['error']} | {trx_cell} | – | – | – | "
                                    "≤ steady delay + 10 ms | **missed** |"))
             continue
-        ok = p["key_to_ear_ms"] <= p["steady_ms"] + 10
+        # Judged from when intercom got the key: tmux's own client start is the bench's, not
+        # a keyboard's; both figures are shown.
+        judged = p.get("seen_to_ear_ms", p["key_to_ear_ms"])
+        ok = judged <= p["steady_ms"] + 10
+        reached = (f"; the key reached intercom {p['key_reached_ms']:.1f} ms after tmux was told to type it, "
+                   f"heard {p['seen_to_ear_ms']:.1f} ms after that") if "seen_to_ear_ms" in p else ""
         rows.append(SummaryRow(
             f"| talk key to ear (space through tmux, file to file, clean link), {p['case']} | {p['key_to_ear_ms']:.1f} ms "
             f"(steady mouth-to-ear of the same call {p['steady_ms']:.1f} ms; first sample sent from "
-            f"{p['sent_from_ms']:+.1f} ms of the press) | {trx_cell} | – | – | – | ≤ steady delay + 10 ms | "
-            f"{'met' if ok else '**missed**'} |"))
+            f"{p['sent_from_ms']:+.1f} ms of the press{reached}) | {trx_cell} | – | – | – | "
+            f"from the key's arrival ≤ steady delay + 10 ms | {'met' if ok else '**missed**'} |"))
     return rows
 
 

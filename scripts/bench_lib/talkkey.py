@@ -13,7 +13,11 @@ type it). Per press:
 - steady: the delay of the same talkspurt from 0.3 s after its start (cross-correlation of B's
   output with A's input), the call's mouth-to-ear delay;
 - sent from: where in A's input the first heard sample was taken, minus the press (0: from the
-  press on; below -5 ms: older audio, from before the press; above 0, a clipped start)."""
+  press on; below -5 ms: older audio, from before the press; above 0, a clipped start);
+- key reached intercom: when A's call got the press (its statistics keep the wall-clock time of
+  each), minus the press: the time tmux took to start its client and type the key, which a
+  keyboard and a terminal emulator do in about a millisecond; and key seen to ear, the first
+  heard sample minus that, which is what intercom is judged by."""
 import json
 import os
 import shutil
@@ -161,9 +165,14 @@ def run(binary, workdir, ports, silence_seconds):
         tmux.stop()
     sa, sb = json.loads(a_json.read_text()), json.loads(b_json.read_text())
     heard, _ = signals.read_wav(out_path)
+    seen_presses = sa.get("talk_key_presses_ns", [])
     results = []
     for name, pressed in presses:
         r = measure_press(heard, sb["output_start_ns"], said, sa["input_start_ns"], pressed)
         r["case"] = name
+        seen = next((t for t in seen_presses if t >= pressed), None)
+        if seen is not None and "key_to_ear_ms" in r:
+            r["key_reached_ms"] = (seen - pressed) / 1e6
+            r["seen_to_ear_ms"] = r["key_to_ear_ms"] - r["key_reached_ms"]
         results.append(r)
     return results
