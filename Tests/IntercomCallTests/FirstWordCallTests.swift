@@ -69,18 +69,15 @@ extension EndToEndTests {
             // The recording runs from before the call, so that its own start-up is over.
             let recordingPath = temporaryPath("bus.raw")
             let recorder = try lab.recordBus(channels: 2, to: recordingPath)
-            // Long enough for a loaded machine; both are stopped once the program has played.
-            let b = try SoundCardCallTests.peer("b", in: lab, port: portB, peers: [], seconds: 120, stats: statsB)
-            let a = try SoundCardCallTests.peer("a", in: lab, port: portA, peers: [portB], seconds: 120, stats: statsA)
+            // Both are stopped once the program has played.
+            let b = try SoundCardCallTests.peer("b", in: lab, port: portB, peers: [], stats: statsB)
+            let a = try SoundCardCallTests.peer("a", in: lab, port: portA, peers: [portB], stats: statsA)
             // The call is established when each peer shows the other: then the first word comes.
             let established = try await waitUntil(timeout: .seconds(60)) { Self.shows(a, "b") && Self.shows(b, "a") }
             try #require(established != nil, "the call did not come up: a: \(a.standardOutput) b: \(b.standardOutput)")
             let talker = try lab.inject(programFile, into: "mic_a")
             #expect(try await talker.finished(within: 60) == 0, "paplay: \(talker.standardError)")
-            try await Task.sleep(for: .seconds(1))
-            a.signal(SIGTERM)
-            b.signal(SIGTERM)
-            try await CallFixtures.expectClean([("a", a), ("b", b)], within: 20)
+            try await SoundCardCallTests.leave([("a", a), ("b", b)])
             let bus = try await offTheRunner { try lab.finishBusRecording(recorder, path: recordingPath, channels: 2) }
             let (microphone, speaker) = (bus[0], bus[1])
 
