@@ -255,8 +255,13 @@ extension EndToEndTests {
             #expect(count >= 4 && run.listener.security.badHandshakes >= count, "\(count) injected, \(run.listener.security.badHandshakes) refused")
             #expect(run.speaker.security.unsentNoSession < 300, "\(run.speaker.security.unsentNoSession) packets before the session")
             let alignment = CallFixtures.align(input: run.input, output: run.heard, senderStats: run.speaker, receiverStats: run.listener)
-            let gaps = CallFixtures.silentBlocks(input: run.input, output: run.heard, alignment: alignment)
-            #expect(alignment.correlation > 0.8 && gaps.spoken > 100 && gaps.gaps == 0, "\(gaps.gaps) of \(gaps.spoken) spoken blocks silent, at \(gaps.at) s")
+            // Junk taken for a message 3 would leave B on keys A does not have until the next
+            // renewal, a second later: from the first word heard on, no gap of half a second
+            // (issue 32's bar, as for the spoofed initiations). A busy machine alone made a
+            // 40 ms one in a fresh-clone run at load 9.
+            let gap = CallFixtures.longestGap(input: run.input, output: run.heard, alignment: alignment)
+            print("junk message 3 before every real one: longest gap \(gap.seconds) s at \(gap.at) s (\(gap.silentBlocks) silent spoken blocks)")
+            #expect(alignment.correlation > 0.8 && gap.seconds < 0.5, "B heard A: longest gap \(gap.seconds) s at \(gap.at) s")
         }
 
         @Test func threeDevicesThatPairedPairwiseAllHearTheTalker() throws {
