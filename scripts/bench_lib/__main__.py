@@ -241,6 +241,14 @@ def main():
             traceback.print_exc()
             extras["complexity_error"] = f"{type(e).__name__}: {e}"
 
+        stamp("Opus bitrate")
+        try:
+            extras["bitrate"] = [runs.codec_bitrate(workdir, utterances, encoder, bitrate)
+                                 for encoder in runs.COMPLEXITY_ENCODERS for bitrate in runs.BITRATES]
+        except Exception as e:
+            traceback.print_exc()
+            extras["bitrate_error"] = f"{type(e).__name__}: {e}"
+
         stamp("drift: waiting for the calls to end")
         extras["drift"] = []
         for run in drift_runs:

@@ -686,7 +686,7 @@ def file_to_file_section(run):
              "(see \"How it is measured\").", "",
              *table_header(*PER_LINK_COLUMNS),
              *per_link_rows(run.file_results, run.file_links, run.file_impls, FILE_LABEL), ""]
-    return lines + codec_alone_section(run) + complexity_section(run)
+    return lines + codec_alone_section(run) + complexity_section(run) + bitrate_section(run)
 
 
 def codec_alone_section(run):
@@ -724,6 +724,24 @@ def complexity_section(run):
         robust, low = by.get(("robust", c), {}), by.get(("low-delay", c), {})
         lines.append(f"| {c} | {number(robust.get('pesq'), '{:.2f}')} | {number(100 * robust['cpu_per_second'] if robust else None, '{:.2f}')} | "
                      f"{number(low.get('pesq'), '{:.2f}')} | {number(100 * low['cpu_per_second'] if low else None, '{:.2f}')} |")
+    return lines + [""]
+
+
+def bitrate_section(run):
+    if run.extras.get("bitrate_error"):
+        return ["### Opus bitrate", "", f"Not measured: {run.extras['bitrate_error']}.", ""]
+    rows = run.extras.get("bitrate")
+    if not rows:
+        return []
+    by = {(r["encoder"], r["bitrate"]): r for r in rows}
+    lines = ["### Opus bitrate", "",
+             "intercom's two encoders alone, as above at complexity 8, at each bitrate: PESQ-WB and STOI of the "
+             "utterances through the encoder and `opusdec`. intercom sends 96000 b/s (`--bitrate`).", "",
+             *table_header("kb/s", "robust: PESQ-WB", "robust: STOI", "low delay: PESQ-WB", "low delay: STOI")]
+    for bitrate in sorted({r["bitrate"] for r in rows}):
+        robust, low = by.get(("robust", bitrate), {}), by.get(("low-delay", bitrate), {})
+        lines.append(f"| {bitrate // 1000} | {number(robust.get('pesq'), '{:.2f}')} | {number(robust.get('stoi'), '{:.3f}')} | "
+                     f"{number(low.get('pesq'), '{:.2f}')} | {number(low.get('stoi'), '{:.3f}')} |")
     return lines + [""]
 
 

@@ -320,6 +320,32 @@ COMPLEXITY_ENCODERS = {
 }
 
 
+BITRATES = (24_000, 32_000, 48_000, 64_000, 96_000)
+
+
+def codec_bitrate(workdir, utterances, encoder, bitrate):
+    """One of intercom's encoders (its settings but the bitrate, at complexity 8) through
+    GStreamer's opusenc and opusdec at `bitrate`: mean PESQ-WB and STOI of the utterances."""
+    workdir = Path(workdir)
+    settings = [f"bitrate={bitrate}" if s.startswith("bitrate=") else s for s in COMPLEXITY_ENCODERS[encoder]] + ["complexity=8"]
+    scores = []
+    for index, (_, utterance) in enumerate(utterances):
+        one = workdir / f"bitrate-{index}.wav"
+        out = workdir / f"bitrate-{index}-{encoder}-{bitrate}.wav"
+        signals.write_wav(one, utterance)
+        subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={one}", "!", "wavparse", "!", "audioconvert", "!",
+                        "opusenc", *settings, "!", "opusdec", "!", "audioconvert", "!",
+                        "audio/x-raw,format=S16LE,rate=48000,channels=1", "!", "wavenc", "!", "filesink",
+                        f"location={out}"], check=True, capture_output=True)
+        y, _ = signals.read_wav(out)
+        from scipy import signal as S
+        c = S.fftconvolve(y[:len(utterance) + 4800], utterance[::-1], mode="valid")
+        k = int(np.argmax(c))
+        scores.append(signals.quality(utterance, y[k:k + len(utterance)]))
+    return dict(encoder=encoder, bitrate=bitrate, pesq=float(np.nanmean([p for p, _ in scores])),
+                stoi=float(np.nanmean([q for _, q in scores])))
+
+
 def codec_complexity(workdir, utterances, encoder, complexity, repeat=6):
     """One of intercom's encoders through GStreamer's opusenc at `complexity`: PESQ-WB of the
     utterances through it and opusdec, and the encoder's CPU per second of audio (the CPU of
