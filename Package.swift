@@ -81,7 +81,7 @@ let package = Package(
         .executableTarget(
             name: "intercom",
             dependencies: [
-                "IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP",
+                "IntercomCall", "IntercomIO", "IntercomCore", "IntercomDSP", "IntercomSecurity",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
