@@ -47,8 +47,8 @@ public struct EchoMoveTracker: Sendable {
     private var microphoneEnergy: Float = 0
     private var residualEnergy: [Float]
     private var framesSeen = 0
-    /// Smoothed, every frame judged: what the unshifted prediction leaves of the microphone,
-    /// and of what the microphone's energy is smoothed alongside it.
+    /// Smoothed over every frame judged: what the unshifted prediction leaves of the
+    /// microphone, and the microphone's energy beside it.
     private var unshiftedEnergy: Float = 0
     private var judgedEnergy: Float = 0
     private var judgedFrames = 0
@@ -85,12 +85,12 @@ public struct EchoMoveTracker: Sendable {
     private static let wideLagStep = 2
 
     public init(
-        frameSamples: Int, sampleRate: Int = VoiceFormat.sampleRate, spanMilliseconds: Double = 2,
+        frameSamples: Int, sampleRate: Int = VoiceFormat.sampleRate, spanMilliseconds: Int = 2,
         windowMilliseconds: Int = 40, wideSpanMilliseconds: Int = 20, confirmMilliseconds: Int = 15,
         searchMilliseconds: Int = 500
     ) {
         self.frameSamples = frameSamples
-        spanSamples = Int(Double(sampleRate) * spanMilliseconds / 1000)
+        spanSamples = MediaTime.samples(milliseconds: spanMilliseconds, rate: sampleRate)
         windowSamples = MediaTime.samples(milliseconds: windowMilliseconds, rate: sampleRate)
         refineSamples = MediaTime.samples(milliseconds: 1, rate: sampleRate)
         confirmFrames = max(1, MediaTime.samples(milliseconds: confirmMilliseconds, rate: sampleRate) / max(1, frameSamples))
