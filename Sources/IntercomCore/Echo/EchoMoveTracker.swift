@@ -150,7 +150,10 @@ public struct EchoMoveTracker: Sendable {
         }
         framesSinceCancelling = since + 1
         microphoneEnergy += Self.smoothing * (energy - microphoneEnergy)
-        smoothResiduals(&residualEnergy, count: count, from: start, firstLag: -spanSamples, lagStep: 1)
+        Self.smoothResiduals(
+            &residualEnergy, microphone: microphone, prediction: prediction, capacity: capacity,
+            count: count, from: start, firstLag: -spanSamples, lagStep: 1
+        )
         framesSeen += 1
         // A few frames before the smoothed energies mean anything.
         guard framesSeen >= 4 else { return nil }
@@ -181,7 +184,10 @@ public struct EchoMoveTracker: Sendable {
         }
         wideMicrophoneEnergy += Self.smoothing * (energy - wideMicrophoneEnergy)
         let middle = wideSpanSamples / Self.wideLagStep
-        smoothResiduals(&wideResidualEnergy, count: count, from: start, firstLag: -middle * Self.wideLagStep, lagStep: Self.wideLagStep)
+        Self.smoothResiduals(
+            &wideResidualEnergy, microphone: microphone, prediction: prediction, capacity: capacity,
+            count: count, from: start, firstLag: -middle * Self.wideLagStep, lagStep: Self.wideLagStep
+        )
         wideFramesSeen += 1
         guard wideFramesSeen >= 4 else { return nil }
         let best = Self.lowest(wideResidualEnergy)
@@ -213,15 +219,20 @@ public struct EchoMoveTracker: Sendable {
     }
 
     /// Smooths into `energies[i]` what the prediction `firstLag + i * lagStep` samples earlier
-    /// leaves of the microphone's `count` samples from `start`.
-    private func smoothResiduals(_ energies: inout [Float], count: Int, from start: Int, firstLag: Int, lagStep: Int) {
-        let capacity = capacity
+    /// leaves of the microphone's `count` samples from `start`. Static, with the rings passed
+    /// in: a method of the tracker handed one of its own arrays inout made Swift copy the
+    /// tracker for the call, and the array then allocated afresh on its first write, on the
+    /// capture thread (74 allocations a second in a lab call).
+    private static func smoothResiduals(
+        _ energies: inout [Float], microphone: [Float], prediction: [Float], capacity: Int,
+        count: Int, from start: Int, firstLag: Int, lagStep: Int
+    ) {
         microphone.withUnsafeBufferPointer { mic in
             prediction.withUnsafeBufferPointer { predicted in
                 energies.withUnsafeMutableBufferPointer { out in
                     intercom_smooth_lag_residuals(
                         mic.baseAddress, predicted.baseAddress, Int32(capacity), Int32(start), Int32(count),
-                        Int32(firstLag), Int32(lagStep), Int32(out.count), Self.smoothing, out.baseAddress
+                        Int32(firstLag), Int32(lagStep), Int32(out.count), smoothing, out.baseAddress
                     )
                 }
             }
