@@ -25,6 +25,9 @@ final class NetworkLoop {
     let snapshot = Mutex(NetworkSnapshot())
 
     private var peers: PeerTable<SocketAddress>
+    /// Stream owners of a plain call, per sender's address (`owner(of:)`), at most `plainOwnersKept`.
+    private var plainOwners: [SocketAddress: [UInt8]] = Dictionary(minimumCapacity: NetworkLoop.plainOwnersKept)
+    private static let plainOwnersKept = 64
     /// The sources we hear, each owned by the peer that sends it (its device key when
     /// encrypted, else its address): bounded, and emptied as peers leave.
     private var sources = SourceTable<[UInt8]>()
@@ -164,13 +167,21 @@ final class NetworkLoop {
         encryption?.forget(address)
         remoteReports[address] = nil
         roundTrips[address] = nil
-        if encryption == nil { for source in sources.forget(owner: Self.owner(of: address)) { stopPlaying(source) } }
+        if encryption == nil { for source in sources.forget(owner: owner(of: address)) { stopPlaying(source) } }
         updateReportedLoss()
     }
 
     /// Who owns the streams of a datagram: its sender's device key in an encrypted call (which
-    /// only an authenticated packet may move to a new address), else its address.
-    private static func owner(of address: SocketAddress) -> [UInt8] { Array(address.description.utf8) }
+    /// only an authenticated packet may move to a new address), else its address, as bytes
+    /// made once per address and kept (`plainOwners`): made per datagram, the address's text
+    /// and its bytes were three allocations a packet on the network thread.
+    private func owner(of address: SocketAddress) -> [UInt8] {
+        if let owner = plainOwners[address] { return owner }
+        let owner = Array(address.description.utf8)
+        // Strangers may send from any number of addresses: past the cap, theirs are made afresh.
+        if plainOwners.count < Self.plainOwnersKept { plainOwners[address] = owner }
+        return owner
+    }
 
     // MARK: Sessions
 
@@ -227,7 +238,7 @@ final class NetworkLoop {
             if SecureDatagram.isSecure(bytes) {
                 counters.malformed.wrappingAdd(1, ordering: .relaxed)
             } else {
-                sort(bytes, from: address, owner: Self.owner(of: address), now: now)
+                sort(bytes, from: address, owner: owner(of: address), now: now)
             }
             return
         }
