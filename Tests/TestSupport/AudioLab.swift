@@ -81,7 +81,11 @@ public final class AudioLab: @unchecked Sendable {
     /// Plays a WAV file into a device's sink, as the sound reaching that microphone; the
     /// returned process ends when the file has played.
     public func inject(_ wav: URL, into device: String) throws -> ChildProcess {
-        try client("paplay", ["--latency-msec=20", "-d", device, wav.path])
+        // Half a second of buffer, as a media player keeps: with 20 ms, paplay at normal
+        // priority on a busy machine ran dry again and again, and the sink played silence in
+        // between, so a sentence said into a microphone arrived chopped (0.16 correlation with
+        // itself at load 11) and a paragraph took three times its length.
+        try client("paplay", ["--latency-msec=500", "-d", device, wav.path])
     }
 
     /// Records what a device's sink plays, as raw 48 kHz mono 16-bit samples, until
