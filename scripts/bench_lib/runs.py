@@ -323,25 +323,32 @@ COMPLEXITY_ENCODERS = {
 BITRATES = (24_000, 32_000, 48_000, 64_000, 96_000)
 
 
-def codec_bitrate(workdir, utterances, encoder, bitrate):
-    """One of intercom's encoders (its settings but the bitrate, at complexity 8) through
-    GStreamer's opusenc and opusdec at `bitrate`: mean PESQ-WB and STOI of the utterances."""
+def opus_scores(workdir, utterances, settings, tag):
+    """(PESQ-WB, STOI) of each utterance through GStreamer's opusenc with `settings` and
+    opusdec, the decoded speech found again by cross-correlation."""
+    from scipy import signal as S
     workdir = Path(workdir)
-    settings = [f"bitrate={bitrate}" if s.startswith("bitrate=") else s for s in COMPLEXITY_ENCODERS[encoder]] + ["complexity=8"]
     scores = []
     for index, (_, utterance) in enumerate(utterances):
-        one = workdir / f"bitrate-{index}.wav"
-        out = workdir / f"bitrate-{index}-{encoder}-{bitrate}.wav"
+        one = workdir / f"{tag}-{index}.wav"
+        out = workdir / f"{tag}-{index}-out.wav"
         signals.write_wav(one, utterance)
         subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={one}", "!", "wavparse", "!", "audioconvert", "!",
                         "opusenc", *settings, "!", "opusdec", "!", "audioconvert", "!",
                         "audio/x-raw,format=S16LE,rate=48000,channels=1", "!", "wavenc", "!", "filesink",
                         f"location={out}"], check=True, capture_output=True)
         y, _ = signals.read_wav(out)
-        from scipy import signal as S
         c = S.fftconvolve(y[:len(utterance) + 4800], utterance[::-1], mode="valid")
         k = int(np.argmax(c))
         scores.append(signals.quality(utterance, y[k:k + len(utterance)]))
+    return scores
+
+
+def codec_bitrate(workdir, utterances, encoder, bitrate):
+    """One of intercom's encoders (its settings but the bitrate, at complexity 8) through
+    GStreamer's opusenc and opusdec at `bitrate`: mean PESQ-WB and STOI of the utterances."""
+    settings = [f"bitrate={bitrate}" if s.startswith("bitrate=") else s for s in COMPLEXITY_ENCODERS[encoder]] + ["complexity=8"]
+    scores = opus_scores(workdir, utterances, settings, f"bitrate-{encoder}-{bitrate}")
     return dict(encoder=encoder, bitrate=bitrate, pesq=float(np.nanmean([p for p, _ in scores])),
                 stoi=float(np.nanmean([q for _, q in scores])))
 
@@ -366,20 +373,7 @@ def codec_complexity(workdir, utterances, encoder, complexity, repeat=6):
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
     encoding = cpu_seconds("opusenc", *settings, "!") - cpu_seconds()
-    scores = []
-    for index, (_, utterance) in enumerate(utterances):
-        one = workdir / f"complexity-{index}.wav"
-        out = workdir / f"complexity-{index}-{encoder}-{complexity}.wav"
-        signals.write_wav(one, utterance)
-        subprocess.run(["gst-launch-1.0", "-q", "filesrc", f"location={one}", "!", "wavparse", "!", "audioconvert", "!",
-                        "opusenc", *settings, "!", "opusdec", "!", "audioconvert", "!",
-                        "audio/x-raw,format=S16LE,rate=48000,channels=1", "!", "wavenc", "!", "filesink",
-                        f"location={out}"], check=True, capture_output=True)
-        y, _ = signals.read_wav(out)
-        from scipy import signal as S
-        c = S.fftconvolve(y[:len(utterance) + 4800], utterance[::-1], mode="valid")
-        k = int(np.argmax(c))
-        scores.append(signals.quality(utterance, y[k:k + len(utterance)])[0])
+    scores = [pesq for pesq, _ in opus_scores(workdir, utterances, settings, f"complexity-{encoder}-{complexity}")]
     seconds = repeat * len(speech) / RATE
     return dict(encoder=encoder, complexity=complexity, pesq=float(np.nanmean(scores)),
                 cpu_per_second=max(0.0, encoding) / seconds)
