@@ -25,9 +25,9 @@ final class NetworkLoop {
     let snapshot = Mutex(NetworkSnapshot())
 
     private var peers: PeerTable<SocketAddress>
-    /// Stream owners of a plain call, per sender's address (`owner(of:)`), at most `plainOwnersKept`.
-    private var plainOwners: [SocketAddress: [UInt8]] = Dictionary(minimumCapacity: NetworkLoop.plainOwnersKept)
-    private static let plainOwnersKept = 64
+    /// Stream owners of a plain call, per peer's address (`owner(of:)`): kept while the
+    /// address is in the peer table, so never more than it holds.
+    private var plainOwners: [SocketAddress: [UInt8]] = [:]
     /// The sources we hear, each owned by the peer that sends it (its device key when
     /// encrypted, else its address): bounded, and emptied as peers leave.
     private var sources = SourceTable<[UInt8]>()
@@ -167,19 +167,22 @@ final class NetworkLoop {
         encryption?.forget(address)
         remoteReports[address] = nil
         roundTrips[address] = nil
-        if encryption == nil { for source in sources.forget(owner: owner(of: address)) { stopPlaying(source) } }
+        if encryption == nil {
+            for source in sources.forget(owner: owner(of: address)) { stopPlaying(source) }
+            plainOwners[address] = nil
+        }
         updateReportedLoss()
     }
 
     /// Who owns the streams of a datagram: its sender's device key in an encrypted call (which
     /// only an authenticated packet may move to a new address), else its address, as bytes
-    /// made once per address and kept (`plainOwners`): made per datagram, the address's text
-    /// and its bytes were three allocations a packet on the network thread.
+    /// made once per peer and kept until it leaves (`plainOwners`): made per datagram, the
+    /// address's text and its bytes were three allocations a packet on the network thread. A
+    /// stranger's are made afresh: strangers cannot fill the table and push a peer's out.
     private func owner(of address: SocketAddress) -> [UInt8] {
         if let owner = plainOwners[address] { return owner }
         let owner = Array(address.description.utf8)
-        // Strangers may send from any number of addresses: past the cap, theirs are made afresh.
-        if plainOwners.count < Self.plainOwnersKept { plainOwners[address] = owner }
+        if peers.peers[address] != nil { plainOwners[address] = owner }
         return owner
     }
 
