@@ -46,6 +46,8 @@ public struct CallStatistics: Codable, Sendable {
     /// Times the reference moved to follow the echo the signals found (an underrun moved it),
     /// so that the canceller's filter still fits.
     public var echoDelayCorrections = 0
+    /// The first 16 of those moves.
+    public var echoMoves: [EchoMoveFigures] = []
     /// The echo's delay behind the canceller's reference, once the signals have found it.
     public var echoDelayMs: Double?
     public var dropped = Dropped()
@@ -58,6 +60,22 @@ public struct CallStatistics: Codable, Sendable {
     public var security = SecurityStatistics.unencrypted
     public var runningSeconds = 0.0
     public var discovery = DiscoveryStatus.off
+
+    /// A move of the canceller's reference to follow the echo (`EchoMove`).
+    public struct EchoMoveFigures: Codable, Sendable, Equatable {
+        /// Seconds into the call (from the microphone's first frame) of the frame that found it.
+        public var atSeconds: Double
+        /// How far the echo moved: later when positive.
+        public var ms: Double
+        /// What found it: `delayEstimator` or `cancellerPrediction`.
+        public var finder: String
+
+        init(_ move: EchoMove, callStart: UInt64) {
+            atSeconds = Double(Int64(bitPattern: move.capturedAt &- callStart)) / 1e9
+            ms = MediaTime.milliseconds(samples: Double(move.samples))
+            finder = "\(move.finder)"
+        }
+    }
 
     /// Datagrams dropped unplayed, by reason.
     public struct Dropped: Codable, Sendable {
@@ -137,6 +155,8 @@ public struct CallStatistics: Codable, Sendable {
         talkKeyPressesNs = talkKeyPresses
         echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
         echoDelayCorrections = captureCounters.echoDelayCorrections.load(ordering: .relaxed)
+        let callStart = captureCounters.firstFrameCaptureTime.load(ordering: .relaxed)
+        echoMoves = captureCounters.recordedEchoMoves().map { EchoMoveFigures($0, callStart: callStart) }
         let echoDelay = captureCounters.echoDelaySamples.load(ordering: .relaxed)
         echoDelayMs = echoDelay == CaptureCounters.unknownEchoDelay ? nil : MediaTime.milliseconds(samples: Double(echoDelay))
         sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)

@@ -130,6 +130,9 @@ final class CapturePipeline {
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
             counters.firstSampleTime.store(start, ordering: .relaxed)
         }
+        if counters.firstFrameCaptureTime.load(ordering: .relaxed) == 0 {
+            counters.firstFrameCaptureTime.store(captureTime, ordering: .relaxed)
+        }
         if cleaner.cancelsEcho {
             echoReference.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
         }
@@ -137,7 +140,11 @@ final class CapturePipeline {
         if cleaner.cancelsEcho {
             echoReference.echoPredicted(cleaner.echoPrediction)
             counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
-            counters.echoDelayCorrections.store(echoReference.corrections, ordering: .relaxed)
+            if echoReference.corrections != counters.echoDelayCorrections.load(ordering: .relaxed) {
+                if let move = echoReference.lastMove { counters.recordEchoMove(move, number: echoReference.corrections - 1) }
+                // After the move's slot: a reader that sees the count sees the move.
+                counters.echoDelayCorrections.store(echoReference.corrections, ordering: .releasing)
+            }
             counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureCounters.unknownEchoDelay, ordering: .relaxed)
         }
         let level = peakLevel(frame)
@@ -320,13 +327,45 @@ final class CaptureCounters: Sendable {
     /// it in samples (`unknownEchoDelay` until the signals find it).
     let echoReferenceResyncs = Atomic<Int>(0)
     let echoDelayCorrections = Atomic<Int>(0)
+    /// The first `echoMoves.count` of those moves, in order: what explains a canceller's bad
+    /// moment in a call's figures.
+    let echoMoves: [EchoMoveSlot] = (0..<16).map { _ in EchoMoveSlot() }
     static let unknownEchoDelay = Int.min
     let echoDelaySamples = Atomic<Int>(CaptureCounters.unknownEchoDelay)
     /// Peak of the last frame, 0...32768.
     let level = Atomic<Int>(0)
     let firstSampleTime = Atomic<UInt64>(0)
+    /// Monotonic nanoseconds of the first microphone frame's first sample, which the echo
+    /// moves are timed from.
+    let firstFrameCaptureTime = Atomic<UInt64>(0)
     /// Mirrors of the outgoing stream's RTCP sender counters.
     let sentPackets = Atomic<Int>(0)
     let sentOctets = Atomic<Int>(0)
     let lastTimestamp = Atomic<Int>(0)
+
+    /// Capture thread: keeps the `number`-th move (from 0) if there is a slot for it.
+    func recordEchoMove(_ move: EchoMove, number: Int) {
+        guard echoMoves.indices.contains(number) else { return }
+        echoMoves[number].capturedAt.store(move.capturedAt, ordering: .relaxed)
+        echoMoves[number].samples.store(move.samples, ordering: .relaxed)
+        echoMoves[number].finder.store(move.finder.rawValue, ordering: .relaxed)
+    }
+
+    /// The moves kept so far.
+    func recordedEchoMoves() -> [EchoMove] {
+        let count = min(echoMoves.count, echoDelayCorrections.load(ordering: .acquiring))
+        return echoMoves.prefix(count).map { slot in
+            EchoMove(
+                capturedAt: slot.capturedAt.load(ordering: .relaxed), samples: slot.samples.load(ordering: .relaxed),
+                finder: EchoMove.Finder(rawValue: slot.finder.load(ordering: .relaxed)) ?? .delayEstimator
+            )
+        }
+    }
+}
+
+/// One `EchoMove`, written by the capture thread without locks.
+final class EchoMoveSlot: Sendable {
+    let capturedAt = Atomic<UInt64>(0)
+    let samples = Atomic<Int>(0)
+    let finder = Atomic<Int>(0)
 }

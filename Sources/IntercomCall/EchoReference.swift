@@ -41,6 +41,7 @@ final class EchoReference: @unchecked Sendable {
     /// follow the echo the signals found (capture side).
     var resyncs: Int { alignment.resyncs }
     var corrections: Int { alignment.corrections }
+    var lastMove: EchoMove? { alignment.lastMove }
     /// The echo's delay behind the reference, once the signals have found it (capture side).
     var echoDelaySamples: Int? { alignment.echoDelaySamples }
 

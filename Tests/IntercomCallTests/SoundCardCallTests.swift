@@ -137,7 +137,7 @@ extension EndToEndTests {
             #expect(try await nearTalker?.finished(within: 30) ?? 0 == 0)
             try await Self.leave([("a", a), ("b", b)])
             let statsB = try CallFixtures.readStats(bStats)
-            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0)")
+            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0); moves: \(statsB.echoMoves.map { "\($0.ms) ms at \($0.atSeconds) s by \($0.finder)" })")
             return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, statsB.echoReferenceResyncs)
         }
 
@@ -148,14 +148,22 @@ extension EndToEndTests {
 
             // From 6 s into A's paragraph, once the canceller has converged, until 12.5 s (B
             // speaks at 13 s), in each recording from when A was made to talk there.
-            func converged(_ call: (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int)) -> ArraySlice<Float> {
-                let end = min(call.talk + 12.5, call.nearTalk ?? .infinity)
-                return call.recording[(Int((call.talk + 6) * 48_000)..<Int(end * 48_000)).clamped(to: 0..<call.recording.count)]
+            typealias EchoCall = (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int)
+            func recorded(_ call: EchoCall, from start: Double, to end: Double) -> ArraySlice<Float> {
+                call.recording[(Int((call.talk + start) * 48_000)..<Int((call.talk + end) * 48_000)).clamped(to: 0..<call.recording.count)]
+            }
+            func converged(_ call: EchoCall) -> ArraySlice<Float> {
+                recorded(call, from: 6, to: min(12.5, (call.nearTalk ?? .infinity) - call.talk))
             }
             let echoWith = SignalMeasures.energy(converged(on))
             let echoWithout = SignalMeasures.energy(converged(off))
             let reduction = SignalMeasures.decibels(echoWithout, over: echoWith)
-            print("lab echo: \(reduction) dB less with cancellation (talk \(on.talk) s and \(off.talk) s into the recordings; the canceller's reference re-synced \(on.resyncs) times)")
+            // Second by second, from 6 s into the paragraph: where a bad moment was.
+            let seconds = (6..<12).map { second -> Int in
+                let (with, without) = (recorded(on, from: Double(second), to: Double(second + 1)), recorded(off, from: Double(second), to: Double(second + 1)))
+                return Int(SignalMeasures.decibels(SignalMeasures.energy(without), over: SignalMeasures.energy(with)).rounded())
+            }
+            print("lab echo: \(reduction) dB less with cancellation (second by second from 6 s: \(seconds) dB; talk \(on.talk) s and \(off.talk) s into the recordings; the canceller's reference re-synced \(on.resyncs) times)")
             #expect(SignalMeasures.rms(converged(off)) > 0.005, "no echo came back at all")
             #expect(reduction >= 20, "echo reduced by \(reduction) dB")
 

@@ -115,8 +115,8 @@ import TestSupport
     /// through a short reverberant path 40 ms after it is played, `shift` samples later from
     /// 7 s on (the speaker's or the microphone's stream skipped, and the timestamps do not say
     /// so), with `near` (a sentence) talking over it from 7 s when given. Returns the echo
-    /// reduction in each quarter second and when each correction came.
-    static func cancelledCall(shift: Int, near: [Float]? = nil) throws -> (reduction: [Double], corrections: [Double]) {
+    /// reduction in each quarter second, when each correction came and the moves recorded.
+    static func cancelledCall(shift: Int, near: [Float]? = nil) throws -> (reduction: [Double], corrections: [Double], moves: [EchoMove]) {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
         let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: 150)
         var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: 150)
@@ -127,6 +127,7 @@ import TestSupport
         var echoEnergy = [Double](repeating: 0, count: 16 * 4)
         var leftEnergy = [Double](repeating: 0, count: 16 * 4)
         var corrections: [Double] = []
+        var moves: [EchoMove] = []
         for index in 0..<(16 * 200) {
             let played = (0..<frame).map { int16(fromFloat: far[(index * frame + $0) % far.count]) }
             alignment.played(played, at: base + UInt64(index) * frameNanoseconds)
@@ -144,12 +145,15 @@ import TestSupport
             alignment.reference(for: microphone, capturedAt: base + UInt64(index - 1) * frameNanoseconds, into: &reference)
             try canceller.cancel(&microphone, reference: reference)
             alignment.echoPredicted(zip(echoOnly, microphone).map { Int16(clamping: Int($0) - Int($1)) })
-            if alignment.corrections != correctionsBefore { corrections.append(Double(start) / 48_000) }
+            if alignment.corrections != correctionsBefore, let move = alignment.lastMove {
+                corrections.append(Double(start) / 48_000)
+                moves.append(move)
+            }
             let quarter = start / 12_000
             echoEnergy[quarter] += echoOnly.reduce(0) { $0 + Double($1) * Double($1) }
             leftEnergy[quarter] += microphone.reduce(0) { $0 + Double($1) * Double($1) }
         }
-        return (zip(echoEnergy, leftEnergy).map { SignalMeasures.decibels($0, over: max($1, 1)) }, corrections)
+        return (zip(echoEnergy, leftEnergy).map { SignalMeasures.decibels($0, over: max($1, 1)) }, corrections, moves)
     }
 
     /// The canceller unlearns a moved echo within a few hundred milliseconds and then needs
@@ -162,6 +166,11 @@ import TestSupport
         let call = try Self.cancelledCall(shift: shift)
         #expect((1...2).contains(call.corrections.count), "corrections at \(call.corrections) s")
         #expect(call.corrections.allSatisfy { $0 >= 7 && $0 < 7.3 }, "corrections at \(call.corrections) s")
+        // Each move is recorded with the frame that found it, and together they make the shift.
+        #expect(zip(call.moves, call.corrections).allSatisfy { move, at in
+            Double(move.capturedAt - Self.base) / Double(Self.frameNanoseconds) * Double(Self.frame) / 48_000 == at
+        }, "\(call.moves)")
+        #expect(abs(call.moves.reduce(0) { $0 + $1.samples } - shift) <= 2, "\(call.moves)")
         // From a quarter second after the move to one and a quarter.
         let after = call.reduction[29..<33]
         let mean = after.reduce(0, +) / Double(after.count)

@@ -33,6 +33,10 @@ public struct EchoAlignment: Sendable {
     public private(set) var echoDelaySamples: Int?
     /// Times the reference moved to follow the echo (not counted in `resyncs`).
     public private(set) var corrections = 0
+    /// The latest of them.
+    public private(set) var lastMove: EchoMove?
+    /// The capture time of the microphone frame of the last `reference(for:)`.
+    private var captureTime: UInt64 = 0
 
     /// Alignment for frames of `frameSamples` and a canceller that models `tailMilliseconds`.
     public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) {
@@ -60,6 +64,7 @@ public struct EchoAlignment: Sendable {
     /// `output` (replacing what it held). A move the signals call for applies from the next frame.
     public mutating func reference(for microphone: [Int16], capturedAt captureTime: UInt64, into output: inout [Int16]) {
         for index in self.microphone.indices { self.microphone[index] = index < microphone.count ? microphone[index] : 0 }
+        self.captureTime = captureTime
         let resyncsBefore = timeline.resyncs
         timeline.reference(capturedAt: captureTime, into: &output)
         if timeline.resyncs != resyncsBefore { moveTracker.restart() }
@@ -85,6 +90,7 @@ public struct EchoAlignment: Sendable {
         let echoMove = moveTracker.refine(estimate: delay - kept) ?? delay - kept
         timeline.moveRead(bySamples: -echoMove)
         corrections += 1
+        lastMove = EchoMove(capturedAt: captureTime, samples: echoMove, finder: .delayEstimator)
         estimator.referenceMoved(bySamples: kept - delay)
         moveTracker.restart()
     }
@@ -96,7 +102,32 @@ public struct EchoAlignment: Sendable {
         guard let move = moveTracker.observe(microphone: microphone, prediction: prediction) else { return }
         timeline.moveRead(bySamples: -move)
         corrections += 1
+        lastMove = EchoMove(capturedAt: captureTime, samples: move, finder: .cancellerPrediction)
         // The echo is back where the estimator learned it too.
         estimator.echoReturned()
+    }
+}
+
+/// A move of the reference to follow the echo, for the figures that explain a canceller's bad
+/// moment: when, how far, and what found it.
+public struct EchoMove: Sendable, Equatable {
+    public enum Finder: Int, Sendable, Codable, CaseIterable {
+        /// The decimated `EchoDelayEstimator` (a move of more than 2 ms, made exact by the
+        /// canceller's prediction where it could).
+        case delayEstimator
+        /// The canceller's own prediction (`EchoMoveTracker`).
+        case cancellerPrediction
+    }
+
+    /// Monotonic nanoseconds of the first sample of the microphone frame that found it.
+    public var capturedAt: UInt64
+    /// How far the echo moved behind the reference: later when positive.
+    public var samples: Int
+    public var finder: Finder
+
+    public init(capturedAt: UInt64, samples: Int, finder: Finder) {
+        self.capturedAt = capturedAt
+        self.samples = samples
+        self.finder = finder
     }
 }
