@@ -48,6 +48,9 @@ public struct CallStatistics: Codable, Sendable {
     public var echoDelayCorrections = 0
     /// The first 16 of those moves.
     public var echoMoves: [EchoMoveFigures] = []
+    /// Moves the delay estimator called for while the canceller still cancelled the echo
+    /// where it was: not made.
+    public var echoMovesRefused = 0
     /// The echo's delay behind the canceller's reference, once the signals have found it.
     public var echoDelayMs: Double?
     public var dropped = Dropped()
@@ -155,6 +158,7 @@ public struct CallStatistics: Codable, Sendable {
         talkKeyPressesNs = talkKeyPresses
         echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
         echoDelayCorrections = captureCounters.echoDelayCorrections.load(ordering: .relaxed)
+        echoMovesRefused = captureCounters.echoMovesRefused.load(ordering: .relaxed)
         let callStart = captureCounters.firstFrameCaptureTime.load(ordering: .relaxed)
         echoMoves = captureCounters.recordedEchoMoves().map { EchoMoveFigures($0, callStart: callStart) }
         let echoDelay = captureCounters.echoDelaySamples.load(ordering: .relaxed)

@@ -140,6 +140,7 @@ final class CapturePipeline {
         if cleaner.cancelsEcho {
             echoReference.echoPredicted(cleaner.echoPrediction)
             counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
+            counters.echoMovesRefused.store(echoReference.refusedEstimates, ordering: .relaxed)
             if echoReference.corrections != counters.echoDelayCorrections.load(ordering: .relaxed) {
                 if let move = echoReference.lastMove { counters.recordEchoMove(move, number: echoReference.corrections - 1) }
                 // After the move's slot: a reader that sees the count sees the move.
@@ -330,6 +331,8 @@ final class CaptureCounters: Sendable {
     /// The first `echoMoves.count` of those moves, in order: what explains a canceller's bad
     /// moment in a call's figures.
     let echoMoves: [EchoMoveSlot] = (0..<16).map { _ in EchoMoveSlot() }
+    /// Moves the delay estimator called for that the canceller's prediction refuted.
+    let echoMovesRefused = Atomic<Int>(0)
     static let unknownEchoDelay = Int.min
     let echoDelaySamples = Atomic<Int>(CaptureCounters.unknownEchoDelay)
     /// Peak of the last frame, 0...32768.

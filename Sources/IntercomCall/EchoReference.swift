@@ -42,6 +42,7 @@ final class EchoReference: @unchecked Sendable {
     var resyncs: Int { alignment.resyncs }
     var corrections: Int { alignment.corrections }
     var lastMove: EchoMove? { alignment.lastMove }
+    var refusedEstimates: Int { alignment.refusedEstimates }
     /// The echo's delay behind the reference, once the signals have found it (capture side).
     var echoDelaySamples: Int? { alignment.echoDelaySamples }
 

@@ -109,7 +109,9 @@ extension EndToEndTests {
         /// back, unless B cancels it. With `nearTalkAt`, B says a sentence that many seconds
         /// into A's paragraph. The recording starts about 1.5 s before A talks; the returned
         /// offsets say, in seconds of the recording, when A and B were made to talk.
-        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int) {
+        /// With `nearTalkAt`, B's microphone is recorded too (`microphone`): what B's sentence was
+        /// before B's call cleaned and sent it.
+        static func echoCall(echoCancellation: Bool, nearTalkAt: Double? = nil) async throws -> (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int, microphone: [Float]?) {
             let lab = try await AudioLab.start(devices: ["mic_a", "spk_a", "mic_b", "spk_b"])
             defer { lab.stop() }
             try lab.addEchoPath(from: "spk_b", into: "mic_b", delayMilliseconds: 50, gain: 0.5)
@@ -118,10 +120,13 @@ extension EndToEndTests {
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
             let bStats = temporaryPath("b.json")
             let b = try Self.peer("b", in: lab, port: portB, peers: [], stats: bStats, extra: echoCancellation ? [] : ["--no-aec"])
-            let a = try Self.peer("a", in: lab, port: portA, peers: [portB], stats: temporaryPath("a.json"))
+            let aStats = temporaryPath("a.json")
+            let a = try Self.peer("a", in: lab, port: portA, peers: [portB], stats: aStats)
             try await Self.waitForPeers(portA, portB)
             let recordingPath = temporaryPath("spk_a.raw")
             let recorder = try lab.record("spk_a", to: recordingPath)
+            let microphonePath = temporaryPath("mic_b.raw")
+            let microphoneRecorder = try nearTalkAt.map { _ in try lab.record("mic_b", to: microphonePath) }
             let recording = Date()
             try await Task.sleep(for: .seconds(1.5))
             let talk = Date().timeIntervalSince(recording)
@@ -136,9 +141,11 @@ extension EndToEndTests {
             #expect(try await talker.finished(within: 60) == 0, "paplay: \(talker.standardError)")
             #expect(try await nearTalker?.finished(within: 30) ?? 0 == 0)
             try await Self.leave([("a", a), ("b", b)])
-            let statsB = try CallFixtures.readStats(bStats)
-            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0); moves: \(statsB.echoMoves.map { "\($0.ms) ms at \($0.atSeconds) s by \($0.finder)" })")
-            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, statsB.echoReferenceResyncs)
+            let (statsA, statsB) = (try CallFixtures.readStats(aStats), try CallFixtures.readStats(bStats))
+            print("lab echo call (cancelling \(echoCancellation)): A received \(statsA.received), concealed \(statsA.concealed), late \(statsA.late), lost \(statsA.lost); A's speaker underruns \(statsA.playbackDevice?.xruns ?? 0)")
+            print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0); \(statsB.echoMovesRefused) moves refused; moves: \(statsB.echoMoves.map { "\($0.ms) ms at \($0.atSeconds) s by \($0.finder)" })")
+            let microphone = try await offTheRunner { try microphoneRecorder.map { try lab.finishRecording($0, path: microphonePath) } }
+            return (try await offTheRunner { try lab.finishRecording(recorder, path: recordingPath) }, talk, nearTalk, statsB.echoReferenceResyncs, microphone)
         }
 
         @Test func echoReturningToTheTalkerIsAtLeast20dBWeakerThanWithoutCancellationAndDoubleTalkGetsThrough() async throws {
@@ -148,7 +155,7 @@ extension EndToEndTests {
 
             // From 6 s into A's paragraph, once the canceller has converged, until 12.5 s (B
             // speaks at 13 s), in each recording from when A was made to talk there.
-            typealias EchoCall = (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int)
+            typealias EchoCall = (recording: [Float], talk: Double, nearTalk: Double?, resyncs: Int, microphone: [Float]?)
             func recorded(_ call: EchoCall, from start: Double, to end: Double) -> ArraySlice<Float> {
                 call.recording[(Int((call.talk + start) * 48_000)..<Int((call.talk + end) * 48_000)).clamped(to: 0..<call.recording.count)]
             }
@@ -171,7 +178,9 @@ extension EndToEndTests {
             let near = try SpeechFixture.speech(SpeechFixture.sentence, voice: .female)
             let heard = Array(on.recording[min(on.recording.count, Int(((on.nearTalk ?? 14.5) - 0.5) * 48_000))...])
             let result = Self.match(near, in: heard)
-            print("lab double talk: waveform \(result.waveform), envelope \(result.envelope)")
+            // The same sentence in B's microphone, under A's echo: what the lab put there.
+            let said = on.microphone.map { Self.match(near, in: Array($0[min($0.count, Int(((on.nearTalk ?? 14.5) - 0.5) * 48_000))...])) }
+            print("lab double talk: waveform \(result.waveform), envelope \(result.envelope), well matched \(result.wellMatched); in B's microphone: envelope \(said?.envelope ?? .nan), well matched \(said?.wellMatched ?? .nan)")
             #expect(result.envelope > 0.8, "near-end speech envelope correlation \(result.envelope)")
             #expect(result.wellMatched > 0.6, "well matched \(result.wellMatched)")
         }

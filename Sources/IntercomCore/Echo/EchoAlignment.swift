@@ -11,9 +11,10 @@
 ///
 /// Moves are put right to the sample and fast, since the canceller unlearns a moved echo
 /// within a few hundred milliseconds (`EchoMoveTracker`): the canceller's prediction of each
-/// frame's echo (`echoPredicted`) finds a move of up to 2 ms within a few frames, and a larger
-/// one, found by the decimated estimator, is made exact from the same prediction. Allocates
-/// nothing after `init`.
+/// frame's echo (`echoPredicted`) finds a move of up to 20 ms within a few frames, and one
+/// the decimated estimator calls for is checked against the same prediction: refused while
+/// the canceller still cancels the echo where it is (the estimator's filter can peak a pitch
+/// period off), else made exact. Allocates nothing after `init`.
 public struct EchoAlignment: Sendable {
     public private(set) var timeline: EchoReferenceTimeline
     private var estimator: EchoDelayEstimator
@@ -35,6 +36,9 @@ public struct EchoAlignment: Sendable {
     public private(set) var corrections = 0
     /// The latest of them.
     public private(set) var lastMove: EchoMove?
+    /// Moves the decimated estimator called for that the canceller's prediction refuted
+    /// (`EchoMoveTracker.judge`), not made.
+    public private(set) var refusedEstimates = 0
     /// The capture time of the microphone frame of the last `reference(for:)`.
     private var captureTime: UInt64 = 0
 
@@ -84,10 +88,17 @@ public struct EchoAlignment: Sendable {
         echoDelaySamples = kept
         timeline.isLockedBySignals = true
         guard abs(delay - kept) > toleranceSamples else { return }
+        // The estimator's taps are half a millisecond apart, and its filter can peak a pitch
+        // period off for a moment; the canceller's own prediction says whether the echo moved,
+        // and exactly where to.
+        guard case .follow(let echoMove) = moveTracker.judge(estimate: delay - kept) else {
+            // The echo is where it was kept: the estimator learns it there again.
+            estimator.referenceMoved(bySamples: kept - delay)
+            refusedEstimates += 1
+            return
+        }
         // A later read position gives the reference newer samples: their echo comes later
-        // behind them. The estimator's taps are half a millisecond apart; the canceller's
-        // prediction says where in that the echo is.
-        let echoMove = moveTracker.refine(estimate: delay - kept) ?? delay - kept
+        // behind them.
         timeline.moveRead(bySamples: -echoMove)
         corrections += 1
         lastMove = EchoMove(capturedAt: captureTime, samples: echoMove, finder: .delayEstimator)

@@ -16,23 +16,27 @@ import CSignalKernels
 /// Every frame the unshifted prediction is compared with the microphone. Once it leaves much
 /// of it (the canceller cancels under 10 dB) after having cancelled well, and for up to half
 /// a second, every lag within `spanSamples` (2 ms) either way is compared too, and every
-/// second lag within `wideSpanSamples` (20 ms), whose best is made exact by `refine`. A move
+/// second lag within `wideSpanSamples` (20 ms), whose best is made exact by `bestLag`. A move
 /// is reported when a shifted prediction leaves under an eighth of what the unshifted one
 /// leaves, for `confirmFrames` frames in a row. Near-end speech is left over by every lag
 /// alike, so double talk moves nothing; nor does a changed room, which no shift explains.
-/// `refine` also makes the decimated estimator's larger moves exact. Allocates nothing after
+/// The decimated estimator's calls for a move are judged by the same prediction (`judge`):
+/// refused where the canceller still cancels or no shift explains the microphone, else made
+/// exact. Allocates nothing after
 /// `init`, for the capture thread; the comparisons run in C (`CSignalKernels`).
 public struct EchoMoveTracker: Sendable {
     public let frameSamples: Int
     /// The largest move found frame by frame, either way.
     public let spanSamples: Int
-    /// How much of the recent past `refine` looks at.
+    /// How much of the recent past `bestLag` looks at.
     public let windowSamples: Int
-    /// How far `refine` may look from the estimate it is given, either way.
+    /// How far `bestLag` may look from the estimate it is given, either way.
     public let refineSamples: Int
     /// The largest move found while the canceller fails, either way.
     public let wideSpanSamples: Int
     private let confirmFrames: Int
+    /// How long a judgement of the canceller holds for `cancellerHolds`: a tenth of a second.
+    private let recentFrames: Int
     /// The newest `capacity` samples of the microphone and of the prediction, each ring held
     /// twice over (index i and i + capacity) so that any span of it is one contiguous run.
     private let capacity: Int
@@ -52,6 +56,8 @@ public struct EchoMoveTracker: Sendable {
     private var unshiftedEnergy: Float = 0
     private var judgedEnergy: Float = 0
     private var judgedFrames = 0
+    /// Frames observed since the last one judged.
+    private var framesSinceJudged = 0
     /// Frames judged since the canceller last cancelled well (nil: not since the last restart).
     private var framesSinceCancelling: Int?
     /// How long after the canceller stopped cancelling well a move is still looked for: a
@@ -75,7 +81,7 @@ public struct EchoMoveTracker: Sendable {
     private static let failingShare: Float = 0.1
     /// A shifted lag leaves less than this share of what the unshifted one leaves (9 dB).
     private static let betterShare: Float = 1.0 / 8
-    /// The same for a lag of the wide comparison, before `refine` makes it exact (6 dB).
+    /// The same for a lag of the wide comparison, before `bestLag` makes it exact (6 dB).
     private static let wideCandidateShare: Float = 1.0 / 4
     /// Mean square (16-bit units) below which a microphone frame carries too little echo to judge.
     private static let quietEnergy: Float = 100 * 100
@@ -95,6 +101,7 @@ public struct EchoMoveTracker: Sendable {
         refineSamples = MediaTime.samples(milliseconds: 1, rate: sampleRate)
         confirmFrames = max(1, MediaTime.samples(milliseconds: confirmMilliseconds, rate: sampleRate) / max(1, frameSamples))
         searchFrames = MediaTime.samples(milliseconds: searchMilliseconds, rate: sampleRate) / max(1, frameSamples)
+        recentFrames = max(1, MediaTime.samples(milliseconds: 100, rate: sampleRate) / max(1, frameSamples))
         wideSpanSamples = MediaTime.samples(milliseconds: wideSpanMilliseconds, rate: sampleRate)
         let farthest = wideSpanSamples + refineSamples
         capacity = windowSamples + 2 * max(farthest, spanSamples) + frameSamples
@@ -117,6 +124,7 @@ public struct EchoMoveTracker: Sendable {
         }
         filled += count
         guard count > 0 else { return nil }
+        framesSinceJudged += 1
         if let move = observeNearby(count: count) ?? observeWide(count: count) {
             restart()
             return move
@@ -138,6 +146,7 @@ public struct EchoMoveTracker: Sendable {
         judgedEnergy += Self.smoothing * (energy - judgedEnergy)
         unshiftedEnergy += Self.smoothing * (residual(samples: count, from: start, lag: 0) - unshiftedEnergy)
         judgedFrames += 1
+        framesSinceJudged = 0
         guard judgedFrames >= 4 else { return nil }
         if unshiftedEnergy < Self.failingShare * judgedEnergy {
             framesSinceCancelling = 0
@@ -170,7 +179,7 @@ public struct EchoMoveTracker: Sendable {
     }
 
     /// Every `wideLagStep`-th lag within `wideSpanSamples` while the unshifted prediction
-    /// fails, the move then made exact by `refine`.
+    /// fails, the move then made exact by `bestLag`.
     private mutating func observeWide(count: Int) -> Int? {
         // Only while the nearby comparison searches, and once it has seen a few frames.
         guard framesSeen >= 4, filled >= count + 2 * wideSpanSamples else {
@@ -195,7 +204,7 @@ public struct EchoMoveTracker: Sendable {
         // Moves within `spanSamples` are the nearby comparison's, which sees every lag. The
         // lags compared here are `wideLagStep` apart, and a sample off leaves a good part of
         // the microphone's upper band: a candidate needs to explain it by less, and the exact
-        // lag `refine` then finds by as much as a nearby move.
+        // lag `bestLag` then finds by as much as a nearby move.
         guard abs(lag) > spanSamples, let confirmed = Self.confirm(
             lag: lag, residual: wideResidualEnergy[best], unshifted: wideResidualEnergy[middle],
             microphone: wideMicrophoneEnergy, candidate: &wideCandidate, frames: &wideCandidateFrames,
@@ -280,14 +289,38 @@ public struct EchoMoveTracker: Sendable {
         wideCandidateFrames = 0
     }
 
-    /// The lag within `refineSamples` of `estimate` (samples; later when positive) that best
-    /// explains the last `windowSamples` of the microphone by the prediction, or nil when too
-    /// little of either is at hand.
-    public func refine(estimate: Int) -> Int? {
-        bestLag(near: estimate)?.lag
+    /// Whether the canceller, with the reference where it is, cancelled the echo well (10 dB
+    /// and more) in the last frames loud enough to judge, up to `recentFrames` ago: then the
+    /// echo has not moved, whatever the decimated estimator says. (Its filter can peak a pitch
+    /// period off for a moment: in a lab call at load it called for a move of 8.5 ms while
+    /// the canceller cancelled 36-41 dB, spoiling a second of cancelling, and back 0.8 s later.)
+    public var cancellerHolds: Bool {
+        judgedFrames >= 4 && framesSinceJudged <= recentFrames && unshiftedEnergy < Self.failingShare * judgedEnergy
     }
 
-    /// `refine`'s lag, with what it and the unshifted prediction leave of the window.
+    /// What to make of the decimated estimator's call for a move of `estimate` samples: refused
+    /// while the canceller still cancels the echo where it is (`cancellerHolds`), and refused
+    /// when the canceller cancelled since the reference last moved but no shift of its
+    /// prediction near the estimate explains the microphone (near-end speech, a changed room:
+    /// no move). Otherwise the move, exact where the prediction says where (`bestLag`).
+    public func judge(estimate: Int) -> EstimateJudgement {
+        guard !cancellerHolds else { return .refuse }
+        guard let best = bestLag(near: estimate) else { return .follow(estimate) }
+        if best.residual < Self.betterShare * best.unshifted { return .follow(best.lag) }
+        // A canceller that never cancelled predicts nothing to go by: the estimate stands.
+        return framesSinceCancelling == nil ? .follow(best.lag) : .refuse
+    }
+
+    public enum EstimateJudgement: Equatable, Sendable {
+        /// The echo did not move: the estimate is off.
+        case refuse
+        /// Move the reference by this many samples (later when positive).
+        case follow(Int)
+    }
+
+    /// The lag within `refineSamples` of `estimate` (samples; later when positive) that best
+    /// explains the last `windowSamples` of the microphone by the prediction, with what it and
+    /// the unshifted prediction leave of them; nil when too little of either is at hand.
     private func bestLag(near estimate: Int) -> (lag: Int, residual: Float, unshifted: Float)? {
         let reach = abs(estimate) + refineSamples
         guard filled >= windowSamples + 2 * reach, 2 * reach + windowSamples <= capacity else { return nil }

@@ -60,6 +60,25 @@ import Testing
         if let first = moves.first { #expect(first.at - 3 < 0.15, "found \(first.at - 3) s after the move") }
     }
 
+    /// While the prediction explains the microphone the canceller holds, and an estimate that
+    /// the echo moved is refused (`EchoAlignment`); once the echo moves, it stops holding within
+    /// a few frames, before the move is found, and the estimate is let through.
+    @Test func theCancellerHoldsUntilTheEchoMoves() {
+        let far = Self.farEnd(seconds: 5, seed: 5)
+        var tracker = EchoMoveTracker(frameSamples: Self.frame)
+        var holds: [(at: Double, holds: Bool)] = []
+        for start in stride(from: 2_000, to: 4 * 48_000, by: Self.frame) {
+            let prediction = (start..<(start + Self.frame)).map { Int16(far[$0]) }
+            let microphone = (start..<(start + Self.frame)).map { n in Int16(far[n - (n >= 3 * 48_000 ? 317 : 0)]) }
+            _ = tracker.observe(microphone: microphone, prediction: prediction)
+            holds.append((Double(start) / 48_000, tracker.cancellerHolds))
+        }
+        let lapses = holds.filter { $0.at >= 0.5 && $0.at < 3 && !$0.holds }.map(\.at)
+        #expect(lapses.isEmpty, "did not hold at \(lapses) s")
+        let stopped = holds.first { $0.at >= 3 && !$0.holds }?.at
+        #expect(stopped.map { $0 - 3 < 0.05 } == true, "stopped holding at \(stopped.map { "\($0)" } ?? "never") s")
+    }
+
     /// The near end talking over the echo makes the canceller leave much of the microphone,
     /// but no shifted prediction explains it better: nothing moves.
     @Test func doubleTalkMovesNothing() {
