@@ -22,8 +22,8 @@ public final class Call: @unchecked Sendable {
     private let logger: Logger
     /// Peers found or lost by discovery, or named by a reloaded configuration.
     private let directory = PeerDirectory()
-    private let stopAudio = StopFlag()
-    private let stopNetwork = StopFlag()
+    private let stopAudio = SharedFlag()
+    private let stopNetwork = SharedFlag()
     /// The three real-time loops' turns, for the watchdog.
     private let loops: (capture: LoopTurns, playback: LoopTurns, network: LoopTurns)
     /// The turns counted at the last watchdog check (none before the first).
@@ -76,7 +76,7 @@ public final class Call: @unchecked Sendable {
             outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory, logger: logger
         )
         let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds($0.after)) }
-        func loop(_ thread: String, _ stop: StopFlag) -> LoopTurns {
+        func loop(_ thread: String, _ stop: SharedFlag) -> LoopTurns {
             LoopTurns(thread: thread, stop: stop, stallAt: stall?.0 == thread ? stall?.1 : nil)
         }
         loops = (loop("capture", stopAudio), loop("playback", stopAudio), loop("network", stopNetwork))
@@ -142,6 +142,12 @@ public final class Call: @unchecked Sendable {
     /// Sets how loud one peer's stream plays (1 = as sent). Call from one thread only.
     public func setVolume(_ gain: Float, ssrc: UInt32) {
         playback.gains.push((ssrc, gain))
+    }
+
+    /// The trusted list was changed by this process (a remembered volume): the call reads it
+    /// now rather than within the second it otherwise takes.
+    public func trustedListChanged() {
+        network.trustedListChanged()
     }
 
     /// Tells the call about a peer that discovery found or lost, or the user named.

@@ -37,16 +37,18 @@ final class CallEncryption {
 
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
-    /// The paired devices' keys and the names they were stored under, as the list changes.
-    private let trustUpdates = SPSCRing<[[UInt8]: String]>(capacity: 4)
-    /// The name each paired device was stored under at pairing, made safe to print: the name a
-    /// peer shows, rather than the one its hello says (which it chooses, and may change).
-    private(set) var pairedNames: [[UInt8]: String] = [:]
+    /// The paired devices by key, as the list changes.
+    private let trustUpdates = SPSCRing<[[UInt8]: TrustedPeer]>(capacity: 4)
+    /// Each paired device's name and how loud it plays here (`TrustedPeer`).
+    private(set) var paired: [[UInt8]: TrustedPeer] = [:]
+    /// Set when the trusted list is known to have changed (the status screen's volume keys):
+    /// the handshake thread reads it at once rather than at its next look.
+    private let trustedListChanged = SharedFlag()
     /// Frames of another protocol version, for the handshake thread to log (the network thread never logs).
     private let versionNotices = SPSCRing<Channel.VersionNotice>(capacity: 4)
     private let logger: Logger
     private let workArrived = DispatchSemaphore(value: 0)
-    private let stopping = StopFlag()
+    private let stopping = SharedFlag()
     private var worker: JoinableThread?
     private let wakeNetwork: @Sendable () -> Void
 
@@ -61,8 +63,8 @@ final class CallEncryption {
         configuration.rejectAfter = max(configuration.rejectAfter, MediaTime.nanoseconds(security.rekeyInterval + .seconds(60)))
         configuration.defersHandshakes = true
         configuration.host = { $0.host }
-        pairedNames = pairedDeviceNames((try? security.trustedDevices.load()) ?? [])
-        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, Set(pairedNames.keys)))
+        paired = pairedDevices((try? security.trustedDevices.load()) ?? [])
+        channel = Channel(configuration: configuration, isTrusted: Self.rule(security, Set(paired.keys)))
     }
 
     deinit { stop() }
@@ -78,6 +80,7 @@ final class CallEncryption {
         let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
             (work, results, trustUpdates, workArrived, stopping, wakeNetwork, security.trustedDevices)
         let versionNotices = versionNotices
+        let trustedListChanged = trustedListChanged
         let logger = logger
         let trustCheckInterval = MediaTime.nanoseconds(Self.trustCheckInterval)
         worker = try JoinableThread(name: "handshakes") {
@@ -93,17 +96,32 @@ final class CallEncryption {
                 }
                 while let notice = versionNotices.pop() { logVersionNotice(notice, logger) }
                 let now = SystemClock.monotonicNanoseconds()
-                guard now >= nextTrustCheck else { continue }
+                let told = trustedListChanged.value.exchange(false, ordering: .relaxed)
+                guard now >= nextTrustCheck || told else { continue }
                 nextTrustCheck = now + trustCheckInterval
                 let current = store.stamp()
-                guard current != stamp else { continue }
+                // (A change within the file system's timestamp resolution keeps the stamp: told, it is read anyway.)
+                guard current != stamp || told else { continue }
                 // A list that cannot be read trusts nobody but ourselves until it can.
-                if trustUpdates.push(pairedDeviceNames((try? store.load()) ?? [])) {
+                if trustUpdates.push(pairedDevices((try? store.load()) ?? [])) {
                     stamp = current
                     wakeNetwork()
+                } else if told {
+                    trustedListChanged.value.store(true, ordering: .relaxed)
                 }
             }
         }
+    }
+
+    /// Has the handshake thread read the trusted list now (from any thread).
+    func readTrustedListNow() {
+        trustedListChanged.value.store(true, ordering: .relaxed)
+        workArrived.signal()
+    }
+
+    /// The gain a paired device's stream plays with (nil for our own processes' streams).
+    func listeningGain(of key: [UInt8]) -> Float? {
+        paired[key]?.listening.gain
     }
 
     func stop() {
@@ -125,8 +143,10 @@ final class CallEncryption {
     /// devices no longer on it end); returns the handshake messages to send.
     func collect(now: UInt64) -> [(bytes: [UInt8], to: SocketAddress)] {
         while let trusted = trustUpdates.pop() {
-            pairedNames = trusted
-            channel.updateTrust(Self.rule(security, Set(trusted.keys)))
+            let keysChanged = trusted.count != paired.count || trusted.keys.contains { paired[$0] == nil }
+            paired = trusted
+            // A changed volume only is not a changed trust: sessions are looked at again only for a changed list of keys.
+            if keysChanged { channel.updateTrust(Self.rule(security, Set(trusted.keys))) }
         }
         var out: [(bytes: [UInt8], to: SocketAddress)] = []
         while let result = results.pop() { out += channel.apply(result, now: now) }
@@ -168,10 +188,19 @@ final class CallEncryption {
 
 /// Why a peer of another build never joins. Only numbers are printed (the address and the
 /// version byte): nothing the sender chose as text reaches the log.
-/// Each paired device's key and the name it was stored under, made safe to print.
-func pairedDeviceNames(_ devices: [TrustedDevice]) -> [[UInt8]: String] {
-    Dictionary(devices.compactMap { device in device.keyBytes.map { ($0, TerminalText.sanitized(device.name)) } },
-               uniquingKeysWith: { first, _ in first })
+/// What a call keeps of a paired device.
+struct TrustedPeer: Equatable, Sendable {
+    /// The name it was stored under at pairing, made safe to print: the name a peer shows,
+    /// rather than the one its hello says (which it chooses, and may change).
+    var name: String
+    var listening: PeerListening
+}
+
+/// Each paired device by its key.
+func pairedDevices(_ devices: [TrustedDevice]) -> [[UInt8]: TrustedPeer] {
+    Dictionary(devices.compactMap { device in
+        device.keyBytes.map { ($0, TrustedPeer(name: TerminalText.sanitized(device.name), listening: device.listening)) }
+    }, uniquingKeysWith: { first, _ in first })
 }
 
 func logVersionNotice(_ notice: SecureChannel<SocketAddress>.VersionNotice, _ logger: Logger) {

@@ -80,6 +80,18 @@ public final class DaemonPairing: Sendable {
         }
     }
 
+    /// Changes how loud a paired device plays, in the daemon's own list (as `intercom volume`,
+    /// `mute` and `unmute` do in the list of a state directory); the running call follows
+    /// within 2 s. The reply line.
+    public func changeListening(of device: String, _ change: (inout PeerListening) -> Void) -> String {
+        do {
+            let changed = try store.changeListening(matching: device, change)
+            return "listening \(changed.listeningDescription)\n"
+        } catch {
+            return "error: \(TerminalText.sanitized("\(error)"))\n"
+        }
+    }
+
     /// How the pairing is going; the reply line.
     public func result() -> String {
         state.withLock { state in

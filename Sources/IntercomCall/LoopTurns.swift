@@ -7,13 +7,13 @@ import Synchronization
 /// poll timeout), so a live thread turns many times between two watchdog pings even when idle.
 final class LoopTurns: Sendable {
     let thread: String
-    private let stop: StopFlag
+    private let stop: SharedFlag
     private let turns = Atomic<UInt64>(0)
     /// For the watchdog's test: the monotonic time after which this loop stops turning, as a
     /// thread stuck in a driver would (it still leaves when asked to stop).
     private let stallAt: UInt64?
 
-    init(thread: String, stop: StopFlag, stallAt: UInt64? = nil) {
+    init(thread: String, stop: SharedFlag, stallAt: UInt64? = nil) {
         self.thread = thread
         self.stop = stop
         self.stallAt = stallAt

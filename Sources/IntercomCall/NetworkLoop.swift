@@ -190,6 +190,8 @@ final class NetworkLoop {
 
     /// The encrypted channel's helper thread: started with the call, stopped after the goodbye.
     func startHelpers() throws { try encryption?.start() }
+    /// The trusted list changed here (a volume key): read it now. Any thread.
+    func trustedListChanged() { encryption?.readTrustedListNow() }
     func stopHelpers() { encryption?.stop() }
 
     /// Handshake steps the helper thread finished, and a changed list of paired devices.
@@ -325,9 +327,10 @@ final class NetworkLoop {
         var copy = inbox.reusable()?.payload ?? []
         copy.removeAll(keepingCapacity: true)
         copy += payload
+        // A paired device plays as loud as it is remembered to (owner is its key), from its first packet on.
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-            marker: packet.marker, payload: copy, arrivalTime: now
+            marker: packet.marker, payload: copy, arrivalTime: now, gain: encryption?.listeningGain(of: owner)
         )
         if !inbox.push(received) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }
@@ -530,7 +533,7 @@ final class NetworkLoop {
                 PeerSnapshot(
                     address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) },
                     origin: peer.origin.rawValue, ssrc: nil, talking: false, secondsSinceHeard: nil, roundTripMilliseconds: nil,
-                    reportedFractionLost: nil, reportedJitterMilliseconds: nil, fingerprint: nil
+                    reportedFractionLost: nil, reportedJitterMilliseconds: nil, fingerprint: nil, listening: nil
                 )
             }
         }
@@ -541,14 +544,14 @@ final class NetworkLoop {
             let row = rows[index]
             // A paired device is shown by the name it was stored under at pairing, not by the
             // one its hello or discovery says (the peer's to choose); our own processes by theirs.
-            let name = key.flatMap { encryption?.pairedNames[$0] } ?? row.name
+            let name = key.flatMap { encryption?.paired[$0]?.name } ?? row.name
             rows[index] = PeerSnapshot(
                 address: row.address, name: name, origin: peer.origin.rawValue, ssrc: peer.ssrc, talking: peer.talking,
                 secondsSinceHeard: peer.lastHeard.map { MediaTime.seconds(nanoseconds: Double(now - min(now, $0))) },
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
                 reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
-                fingerprint: key.map(fingerprint(of:))
+                fingerprint: key.map(fingerprint(of:)), listening: key.flatMap { encryption?.paired[$0]?.listening }.map { .init(volumePercent: $0.volumePercent, muted: $0.muted) }
             )
         }
     }
@@ -611,4 +614,11 @@ public struct PeerSnapshot: Sendable, Codable {
     public let reportedJitterMilliseconds: Double?
     /// The fingerprint of the device's key, in an encrypted call once its session is up.
     public let fingerprint: String?
+    /// How loud a paired device plays here (`intercom volume`, `intercom mute`).
+    public let listening: Listening?
+
+    public struct Listening: Codable, Sendable, Equatable {
+        public let volumePercent: Int
+        public let muted: Bool
+    }
 }

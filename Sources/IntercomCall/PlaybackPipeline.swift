@@ -25,7 +25,8 @@ final class PlaybackPipeline {
     /// Talk tones for our own speaker, from the capture thread.
     let localTones = SPSCRing<[Float]>(capacity: 8)
     private var playingTone: ArraySlice<Float> = []
-    /// Volume changes per peer stream, from the user interface.
+    /// Volume changes per peer stream, from the user interface (a paired device's packets
+    /// carry its remembered gain instead).
     let gains = SPSCRing<(ssrc: UInt32, gain: Float)>(capacity: 32)
 
     init(sink: AudioSink, configuration: CallConfiguration, inbox: RecyclingRing<ReceivedPacket>, echoReference: EchoReference) throws {
@@ -56,6 +57,7 @@ final class PlaybackPipeline {
                     ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
                     marker: packet.marker, payload: packet.takePayload(), arrivalTime: packet.arrivalTime
                 )
+                if let gain = packet.gain { mixer.setGain(gain, for: packet.ssrc) }
             }
             period.withUnsafeMutableBufferPointer { mixer.pull(into: $0, now: now) }
             if playingTone.isEmpty, let tone = localTones.pop() { playingTone = tone[...] }

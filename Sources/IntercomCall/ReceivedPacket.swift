@@ -9,6 +9,9 @@ struct ReceivedPacket: Sendable {
     private(set) var payload: [UInt8]
     /// Monotonic nanoseconds at which the datagram was read.
     let arrivalTime: UInt64
+    /// The gain its stream plays with, for a paired device (remembered with it); nil leaves
+    /// the stream's gain as it is.
+    var gain: Float? = nil
 
     /// Moves the payload out, leaving none: whoever takes it holds its storage alone, so that
     /// storage can go back to the network thread (`RecyclingRing`) and be refilled without a copy.

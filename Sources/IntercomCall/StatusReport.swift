@@ -33,6 +33,7 @@ public struct StatusReport: Codable, Sendable {
     /// group) may read the status; pairing is for the daemon's own user and root.
     public static func reply(to bytes: [UInt8], fromOwnerOrRoot: Bool, call: Call, pairing: DaemonPairing? = nil) -> String {
         let request = StatusRequest.parse(bytes)
+        let notEncrypted = "error: this call has no paired devices (it is not encrypted)\n"
         if case .success(let asked) = request, !asked.isReadOnly, !fromOwnerOrRoot {
             return "error: only root or the daemon's own user may ask '\(asked.line)'\n"
         }
@@ -47,7 +48,13 @@ public struct StatusReport: Codable, Sendable {
         case .success(.pairResult):
             return pairing?.result() ?? "error: this call cannot pair (it is not encrypted)\n"
         case .success(.unpair(let device)):
-            return pairing?.unpair(device) ?? "error: this call has no paired devices (it is not encrypted)\n"
+            return pairing?.unpair(device) ?? notEncrypted
+        case .success(.volume(let device, let percent)):
+            return pairing?.changeListening(of: device) { $0 = PeerListening(volumePercent: percent, muted: $0.muted) } ?? notEncrypted
+        case .success(.mute(let device)):
+            return pairing?.changeListening(of: device) { $0.muted = true } ?? notEncrypted
+        case .success(.unmute(let device)):
+            return pairing?.changeListening(of: device) { $0.muted = false } ?? notEncrypted
         case .failure(let error):
             return "\(error)\n"
         }
@@ -74,6 +81,9 @@ public struct StatusReport: Codable, Sendable {
         let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
         for peer in call.peers {
             var line = "peer \(TerminalText.sanitized(peer.name ?? "?"))  \(peer.address)\(peer.fingerprint.map { "  \($0)" } ?? "")  \(peer.origin)\(peer.talking ? "  talking" : "")"
+            if let listening = peer.listening, listening.muted || listening.volumePercent != 100 {
+                line += listening.muted ? "  muted here" : "  volume \(listening.volumePercent) %"
+            }
             if let stream = peer.ssrc.flatMap({ streams[$0] }) {
                 let heard = max(1, stream.received + stream.lost)
                 line += "  loss \((Double(stream.lost) * 100 / Double(heard)).fixed(1))%  jitter \(stream.jitterMs.fixed(1)) ms  delay \(stream.currentDelayMs.fixed(1)) ms"

@@ -48,7 +48,9 @@ public final class TalkInterface: @unchecked Sendable {
     private var parser = TerminalInputParser()
     private var muted = false
     private var selectedPeer = 0
-    private var volumes: [UInt32: Float] = [:]
+    /// How loud each stream of a peer that is not a paired device plays, for this call only
+    /// (a paired device's is remembered in the trusted list).
+    private var volumes: [UInt32: PeerListening] = [:]
     private var notice: String?
     private var lastDrawn: [String] = []
     private var lastPlainLine = ""
@@ -158,27 +160,46 @@ public final class TalkInterface: @unchecked Sendable {
         case .character("m"), .character("M"):
             muted.toggle()
             call.setMuted(muted)
-        case .up: selectedPeer = max(0, selectedPeer - 1)
-        case .down: selectedPeer += 1
-        case .character("+"), .character("="): changeVolume(by: 1.25)
-        case .character("-"): changeVolume(by: 0.8)
+        case .up, .left: selectedPeer = max(0, selectedPeer - 1)
+        case .down, .right: selectedPeer += 1
+        case .character("+"), .character("="): changeListening { $0 = $0.stepped(louder: true) }
+        case .character("-"): changeListening { $0 = $0.stepped(louder: false) }
+        case .character("x"), .character("X"): changeListening { $0.muted.toggle() }
         default: break
         }
     }
 
-    private func changeVolume(by factor: Float) {
-        let peers = call.statistics().peers.filter { $0.ssrc != nil }
-        guard !peers.isEmpty, let ssrc = peers[min(selectedPeer, peers.count - 1)].ssrc else { return }
-        let volume = min(4, max(0.05, (volumes[ssrc] ?? 1) * factor))
-        volumes[ssrc] = volume
-        call.setVolume(volume, ssrc: ssrc)
+    /// Changes how loud the selected peer plays: for a paired device, the setting remembered
+    /// with it (as `intercom volume` and `intercom mute` do), which the call applies within
+    /// milliseconds; for any other, its stream's gain for this call.
+    private func changeListening(_ change: (inout PeerListening) -> Void) {
+        let peers = call.statistics().peers
+        guard !peers.isEmpty else { return }
+        selectedPeer = min(selectedPeer, peers.count - 1)
+        let peer = peers[selectedPeer]
+        if let fingerprint = peer.fingerprint, peer.listening != nil, let store = call.configuration.security?.trustedDevices {
+            do {
+                try store.changeListening(matching: fingerprint, change)
+                call.trustedListChanged()
+            } catch {
+                notice = "could not change the volume of \(peer.name ?? peer.address): \(TerminalText.sanitized("\(error)"))"
+            }
+            return
+        }
+        guard let ssrc = peer.ssrc else { return }
+        var listening = volumes[ssrc] ?? .asSent
+        change(&listening)
+        volumes[ssrc] = listening
+        call.setVolume(listening.gain, ssrc: ssrc)
     }
 
     private func screen() -> StatusScreen {
         let statistics = call.statistics()
         let streams = Dictionary(statistics.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
-        let peers = statistics.peers.map { peer -> StatusScreen.Peer in
+        let peers = statistics.peers.enumerated().map { index, peer -> StatusScreen.Peer in
             let stream = peer.ssrc.flatMap { streams[$0] }
+            let listening = peer.listening.map { PeerListening(volumePercent: $0.volumePercent, muted: $0.muted) }
+                ?? peer.ssrc.flatMap { volumes[$0] } ?? .asSent
             let heard = (stream?.received ?? 0) + (stream?.lost ?? 0)
             let state: StatusScreen.Peer.State = peer.talking || (stream?.level ?? 0) > 0.01
                 ? .talking : peer.secondsSinceHeard != nil ? .connected : .found
@@ -186,7 +207,8 @@ public final class TalkInterface: @unchecked Sendable {
                 name: peer.name ?? peer.address, address: peer.fingerprint.map { "\(peer.address)  \($0)" } ?? peer.address, state: state, level: StatusScreen.meterLevel(amplitude: stream?.level ?? 0),
                 lossPercent: heard > 0 ? Double(stream?.lost ?? 0) * 100 / Double(heard) : 0,
                 jitterMilliseconds: stream?.jitterMs ?? peer.reportedJitterMilliseconds ?? 0,
-                delayMilliseconds: stream?.currentDelayMs ?? 0, volume: Double(peer.ssrc.flatMap { volumes[$0] } ?? 1)
+                delayMilliseconds: stream?.currentDelayMs ?? 0,
+                volumePercent: listening.volumePercent, muted: listening.muted, selected: index == min(selectedPeer, statistics.peers.count - 1)
             )
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
@@ -196,7 +218,7 @@ public final class TalkInterface: @unchecked Sendable {
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
             mode: call.configuration.mode, codec: statistics.codecMode.description,
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
-            keyHelp: talkHelp + "m: mute  ↑↓ +/-: peer volume  q: quit", notice: faults.isEmpty ? notice : faults.joined(separator: "; ")
+            keyHelp: talkHelp + "m: mute  ↑↓: pick peer  +/-: its volume  x: mute it  q: quit", notice: faults.isEmpty ? notice : faults.joined(separator: "; ")
         )
     }
 

@@ -13,7 +13,7 @@ struct Paired: ParsableCommand {
         discussion: "Only paired devices (and this device's own processes) can join a call with it."
     )
 
-    @Flag(help: "Print a JSON array of objects with name, fingerprint, paired_at and last_seen.")
+    @Flag(help: "Print a JSON array of objects with name, fingerprint, paired_at, last_seen, volume (percent) and muted.")
     var json = false
 
     @OptionGroup(title: "Identity") var identity: IdentityOptions
@@ -23,9 +23,11 @@ struct Paired: ParsableCommand {
         var fingerprint: String
         var pairedAt: Date
         var lastSeen: Date?
+        var volume: Int
+        var muted: Bool
 
         enum CodingKeys: String, CodingKey {
-            case name, fingerprint, pairedAt = "paired_at", lastSeen = "last_seen"
+            case name, fingerprint, pairedAt = "paired_at", lastSeen = "last_seen", volume, muted
         }
     }
 
@@ -35,7 +37,8 @@ struct Paired: ParsableCommand {
             Listing(
                 name: TerminalText.sanitized(device.name),
                 fingerprint: device.keyBytes.map { Fingerprint(publicKey: $0).description } ?? "invalid key",
-                pairedAt: device.pairedAt, lastSeen: device.lastSeen)
+                pairedAt: device.pairedAt, lastSeen: device.lastSeen,
+                volume: device.listening.volumePercent, muted: device.listening.muted)
         }
         if json {
             let encoder = JSONEncoder()
@@ -52,7 +55,8 @@ struct Paired: ParsableCommand {
         }
         for listing in listings {
             let seen = listing.lastSeen.map { "last seen \($0.formatted(.iso8601))" } ?? "not seen since pairing"
-            print("\(listing.fingerprint)  \(listing.name)  paired \(listing.pairedAt.formatted(.iso8601))  \(seen)")
+            let listening = listing.muted ? "  muted here" : listing.volume == 100 ? "" : "  volume \(listing.volume) %"
+            print("\(listing.fingerprint)  \(listing.name)  paired \(listing.pairedAt.formatted(.iso8601))  \(seen)\(listening)")
         }
     }
 }

@@ -31,7 +31,7 @@ import TestSupport
             stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds),
             localTones: SPSCRing(capacity: 4), outbox: outbox, counters: counters, wakeNetwork: {}
         )
-        let stop = StopFlag()
+        let stop = SharedFlag()
         let thread = try JoinableThread(name: "capture") { capture.run(LoopTurns(thread: "capture", stop: stop)) }
         let start = ContinuousClock.now
         func elapsed() -> Double { (ContinuousClock.now - start).seconds }

@@ -155,6 +155,15 @@ extension EndToEndTests {
             #expect(unpair.wait(seconds: 10) == 0, "\(unpair.standardError)")
             #expect(unpair.standardOutput.contains("unpaired laptop (\(laptopPrint)) from the running daemon"), "\(unpair.standardOutput)")
             #expect(try pi.trusted.load().map(\.name) == ["kitchen"])
+            // How loud a device plays at the daemon goes the same way, into the daemon's list.
+            let quieter = try ChildProcess.intercom(["volume", "kitchen", "30", "--socket", socket])
+            #expect(quieter.wait(seconds: 10) == 0 && quieter.standardOutput.contains("kitchen ("), "\(quieter.standardError)")
+            #expect(quieter.standardOutput.contains("volume 30 % in the running daemon"), "\(quieter.standardOutput)")
+            let mute = try ChildProcess.intercom(["mute", "kitchen", "--socket", socket])
+            #expect(mute.wait(seconds: 10) == 0 && mute.standardOutput.contains("volume 30 %, muted"), "\(mute.standardOutput) \(mute.standardError)")
+            #expect(try pi.trusted.load().map(\.listening) == [PeerListening(volumePercent: 30, muted: true)])
+            let tooLoud = try ChildProcess.intercom(["volume", "kitchen", "401", "--socket", socket])
+            #expect(tooLoud.wait(seconds: 10) == 64, "\(tooLoud.standardError)")
             daemon.signal(SIGTERM)
             #expect(daemon.wait(seconds: 10) == 0, "\(daemon.standardError)")
         }

@@ -9,6 +9,10 @@ public enum StatusRequest: Equatable, Sendable {
     case pairResult
     /// Stop trusting a paired device of the daemon's, by its name or fingerprint.
     case unpair(device: String)
+    /// How loud a paired device of the daemon's plays there, remembered (`PeerListening`).
+    case volume(device: String, percent: Int)
+    case mute(device: String)
+    case unmute(device: String)
 
     /// The longest device name or fingerprint an `unpair` request may give, in bytes.
     public static let maximumDeviceBytes = 128
@@ -40,18 +44,38 @@ public enum StatusRequest: Equatable, Sendable {
         case ("pair", _):
             return .failure(.badCode)
         case ("unpair", 2...):
-            // The rest of the line after the word: a name may hold spaces.
-            var device = text.drop { $0 == " " }.dropFirst("unpair".count).drop { $0 == " " }
-            while device.last == " " { device = device.dropLast() }
-            guard !device.isEmpty, device.utf8.count <= maximumDeviceBytes,
-                  !device.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
-            else { return .failure(.badDevice) }
-            return .success(.unpair(device: String(device)))
-        case ("unpair", _):
+            return device(after: 1, in: text).map { StatusRequest.unpair(device: $0) }
+        case ("mute", 2...):
+            return device(after: 1, in: text).map { StatusRequest.mute(device: $0) }
+        case ("unmute", 2...):
+            return device(after: 1, in: text).map { StatusRequest.unmute(device: $0) }
+        case ("volume", 3...):
+            guard words[1].utf8.count <= 3, let percent = Int(words[1]), PeerListening.volumeRange.contains(percent) else {
+                return .failure(.badVolume)
+            }
+            return device(after: 2, in: text).map { StatusRequest.volume(device: $0, percent: percent) }
+        case ("unpair", _), ("mute", _), ("unmute", _):
             return .failure(.badDevice)
+        case ("volume", _):
+            return .failure(.badVolume)
         default:
             return .failure(.unknown(TerminalText.sanitized(text.prefix(40))))
         }
+    }
+
+    /// The rest of the line after its first `words` words: a device's name may hold spaces.
+    private static func device(after words: Int, in text: String) -> Result<String, StatusRequestError> {
+        var rest = text[...]
+        for _ in 0..<words {
+            rest = rest.drop { $0 == " " }
+            rest = rest.drop { $0 != " " }
+        }
+        var device = rest.drop { $0 == " " }
+        while device.last == " " { device = device.dropLast() }
+        guard !device.isEmpty, device.utf8.count <= maximumDeviceBytes,
+              !device.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) })
+        else { return .failure(.badDevice) }
+        return .success(String(device))
     }
 
     /// Whether it only reads (anyone the socket lets in may ask), rather than acts for the daemon.
@@ -64,6 +88,9 @@ public enum StatusRequest: Equatable, Sendable {
         case .pair(let code): code.map { "pair \($0)" } ?? "pair"
         case .pairResult: "pair result"
         case .unpair(let device): "unpair \(device)"
+        case .volume(let device, let percent): "volume \(percent) \(device)"
+        case .mute(let device): "mute \(device)"
+        case .unmute(let device): "unmute \(device)"
         }
     }
 }
@@ -76,6 +103,7 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
     case unknown(String)
     case badCode
     case badDevice
+    case badVolume
 
     public var description: String {
         switch self {
@@ -83,7 +111,8 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
         case .notText: "error: request is not UTF-8 text"
         case .unknown(let request): "error: unknown request '\(request)'; try 'status'"
         case .badCode: "error: pair takes at most a code, and a code is six digits"
-        case .badDevice: "error: unpair takes a device's name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
+        case .badDevice: "error: a device is named by its name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
+        case .badVolume: "error: volume takes a percentage from \(PeerListening.volumeRange.lowerBound) to \(PeerListening.volumeRange.upperBound), then a device's name or fingerprint"
         }
     }
 }

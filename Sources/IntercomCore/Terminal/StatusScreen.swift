@@ -12,11 +12,16 @@ public struct StatusScreen: Sendable, Equatable {
         public var lossPercent: Double
         public var jitterMilliseconds: Double
         public var delayMilliseconds: Double
-        public var volume: Double
+        /// How loud it plays here, in percent of how it was sent, and whether it is muted here.
+        public var volumePercent: Int
+        public var muted: Bool
+        /// The peer the volume keys act on.
+        public var selected: Bool
 
         public init(
             name: String, address: String, state: State, level: Double, lossPercent: Double,
-            jitterMilliseconds: Double, delayMilliseconds: Double, volume: Double = 1
+            jitterMilliseconds: Double, delayMilliseconds: Double, volumePercent: Int = 100, muted: Bool = false,
+            selected: Bool = false
         ) {
             self.name = name
             self.address = address
@@ -25,7 +30,15 @@ public struct StatusScreen: Sendable, Equatable {
             self.lossPercent = lossPercent
             self.jitterMilliseconds = jitterMilliseconds
             self.delayMilliseconds = delayMilliseconds
-            self.volume = volume
+            self.volumePercent = volumePercent
+            self.muted = muted
+            self.selected = selected
+        }
+
+        /// How it plays here, when not as sent: "vol 125%", "muted here".
+        public var listening: String? {
+            if muted { return "muted here" }
+            return volumePercent == 100 ? nil : "vol \(volumePercent)%"
         }
 
         /// A plain word for the link: what a person can act on. A peer we know of but have
@@ -90,10 +103,13 @@ public struct StatusScreen: Sendable, Equatable {
         }
         for peer in peers {
             let state = peer.state.rawValue
-            lines.append(line((state, peer.state == .talking ? style.green(state) : state), "\(peer.name)  \(peer.address)", width: width))
+            let mark = peer.selected && peers.count > 1 ? "› " : ""
+            lines.append(line((state, peer.state == .talking ? style.green(state) : state), "\(mark)\(peer.name)  \(peer.address)", width: width))
             let word = peer.quality
             let painted = word == "good" ? style.green(word) : word == "fair" ? style.yellow(word) : style.red(word)
-            let figures = meter(peer.level, width: 10)
+            // How it plays here first: a muted peer is what a person looks for.
+            let listening = peer.listening.map { "\($0)  " } ?? ""
+            let figures = listening + meter(peer.level, width: 10)
                 + " loss \(format(peer.lossPercent))%  jitter \(format(peer.jitterMilliseconds)) ms  delay \(format(peer.delayMilliseconds)) ms"
             lines.append("  " + line((word, painted), figures, width: width - 2))
         }

@@ -85,7 +85,7 @@ public final class ImpairmentRelay {
     public let sideBAddress: SocketAddress
 
     private let counterCells: [CounterCells]
-    private let stopRequested = StopFlag()
+    private let stopRequested = SharedFlag()
     private let poller: Poller
     private let thread: JoinableThread
 
@@ -152,7 +152,7 @@ private final class RelayLoop {
     private let sockets: [UDPSocket]
     private let poller: Poller
     private let counters: [CounterCells]
-    private let stopRequested: StopFlag
+    private let stopRequested: SharedFlag
     private let peerIsConfigured: [Bool]
     private var peers: [SocketAddress?]
     private var models: [ImpairmentModel]
@@ -165,7 +165,7 @@ private final class RelayLoop {
 
     init(
         sockets: [UDPSocket], poller: Poller, configuration: ImpairmentRelay.Configuration,
-        counters: [CounterCells], stopRequested: StopFlag
+        counters: [CounterCells], stopRequested: SharedFlag
     ) {
         self.sockets = sockets
         self.poller = poller

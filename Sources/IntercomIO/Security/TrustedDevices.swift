@@ -10,6 +10,10 @@ public struct TrustedDevice: Codable, Sendable, Equatable {
     public var publicKey: String
     public var pairedAt: Date
     public var lastSeen: Date?
+    /// How loud it plays here (`PeerListening`), absent while never changed: lists written
+    /// before there was a volume read as they were.
+    public var volume: Int?
+    public var muted: Bool?
 
     public init(name: String, publicKey: [UInt8], pairedAt: Date, lastSeen: Date? = nil) {
         self.name = name
@@ -20,8 +24,23 @@ public struct TrustedDevice: Codable, Sendable, Equatable {
 
     public var keyBytes: [UInt8]? { Hexadecimal.decode(publicKey) }
 
+    public var listening: PeerListening {
+        get { PeerListening(volumePercent: volume ?? PeerListening.asSent.volumePercent, muted: muted ?? false) }
+        set {
+            volume = newValue.volumePercent
+            muted = newValue.muted
+        }
+    }
+
+    /// How it plays here, for a person: "kitchen (4f2a-…): volume 80 %, muted", safe to print.
+    public var listeningDescription: String {
+        let fingerprint = keyBytes.map { Fingerprint(publicKey: $0).description } ?? "invalid key"
+        let listening = listening
+        return "\(TerminalText.sanitized(name)) (\(fingerprint)): volume \(listening.volumePercent) %\(listening.muted ? ", muted" : "")"
+    }
+
     enum CodingKeys: String, CodingKey {
-        case name, publicKey = "public_key", pairedAt = "paired_at", lastSeen = "last_seen"
+        case name, publicKey = "public_key", pairedAt = "paired_at", lastSeen = "last_seen", volume, muted
     }
 }
 
@@ -61,32 +80,51 @@ public struct TrustedDeviceStore: Sendable {
         Set(try load().compactMap(\.keyBytes))
     }
 
-    /// Adds a device or, for a key already there, renames it and renews its pairing date.
+    /// Adds a device or, for a key already there, renames it and renews its pairing date
+    /// (keeping how loud it plays here).
     public func add(_ device: TrustedDevice) throws {
         try modify { devices in
+            var added = device
+            if let earlier = devices.first(where: { $0.publicKey == device.publicKey }), device.volume == nil, device.muted == nil {
+                (added.volume, added.muted) = (earlier.volume, earlier.muted)
+            }
             devices.removeAll { $0.publicKey == device.publicKey }
-            devices.append(device)
+            devices.append(added)
             guard devices.count <= Self.capacity else { throw TrustedDeviceError.full(Self.capacity) }
         }
     }
 
-    /// Removes the devices whose name, fingerprint or public key is `query`; a name that
+    /// Removes the device whose name, fingerprint or public key is `query`; a name that
     /// matches several devices is ambiguous and removes nothing.
     @discardableResult
     public func remove(matching query: String) throws -> TrustedDevice {
-        var removed: TrustedDevice?
         try modify { devices in
-            let normalized = query.lowercased()
-            let byKey = devices.filter {
-                $0.publicKey == normalized || $0.keyBytes.map { Fingerprint(publicKey: $0).matches(normalized) } == true
-            }
-            let matches = byKey.isEmpty ? devices.filter { $0.name == query } : byKey
-            guard !matches.isEmpty else { throw TrustedDeviceError.notFound(query) }
-            guard matches.count == 1 else { throw TrustedDeviceError.ambiguous(query, matches.map(\.name)) }
-            removed = matches[0]
-            devices.removeAll { $0.publicKey == matches[0].publicKey }
+            let index = try Self.index(matching: query, in: devices)
+            return devices.remove(at: index)
         }
-        return removed!
+    }
+
+    /// Changes how loud the device that `query` names (as for `remove`) plays here; running
+    /// calls follow within 2 s. Returns the device as it is now.
+    @discardableResult
+    public func changeListening(matching query: String, _ change: (inout PeerListening) -> Void) throws -> TrustedDevice {
+        try modify { devices in
+            let index = try Self.index(matching: query, in: devices)
+            change(&devices[index].listening)
+            return devices[index]
+        }
+    }
+
+    /// The one device whose public key, fingerprint or (failing those) name is `query`.
+    private static func index(matching query: String, in devices: [TrustedDevice]) throws -> Int {
+        let normalized = query.lowercased()
+        let byKey = devices.indices.filter {
+            devices[$0].publicKey == normalized || devices[$0].keyBytes.map { Fingerprint(publicKey: $0).matches(normalized) } == true
+        }
+        let matches = byKey.isEmpty ? devices.indices.filter { devices[$0].name == query } : byKey
+        guard let first = matches.first else { throw TrustedDeviceError.notFound(query) }
+        guard matches.count == 1 else { throw TrustedDeviceError.ambiguous(query, matches.map { devices[$0].name }) }
+        return first
     }
 
     /// Notes when devices were last in a call with us.
@@ -106,13 +144,14 @@ public struct TrustedDeviceStore: Sendable {
         return FileStamp(inode: UInt64(status.st_ino), seconds: status.st_mtim.tv_sec, nanoseconds: status.st_mtim.tv_nsec)
     }
 
-    private func modify(_ change: (inout [TrustedDevice]) throws -> Void) throws {
+    private func modify<Result>(_ change: (inout [TrustedDevice]) throws -> Result) throws -> Result {
         let handle = try directory.prepare()
-        try PrivateFile.withLock(Self.lockName, in: handle) {
+        return try PrivateFile.withLock(Self.lockName, in: handle) {
             PrivateFile.removeLeftovers(of: Self.fileName, in: handle)
             var devices = try load(in: handle)
-            try change(&devices)
+            let result = try change(&devices)
             try PrivateFile.replace(Self.fileName, in: handle, Array(try Self.encoder.encode(devices)))
+            return result
         }
     }
 

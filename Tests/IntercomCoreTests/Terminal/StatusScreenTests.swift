@@ -29,6 +29,22 @@ import Testing
         #expect(Self.screen.render(width: 60, colour: false) == expected)
     }
 
+    /// The peer the volume keys act on is marked, and one that does not play as sent says how.
+    @Test func theSelectedPeerAndHowEachPlaysHereAreShown() {
+        var screen = Self.screen
+        screen.peers[0].volumePercent = 60
+        screen.peers[1].muted = true
+        screen.peers[1].selected = true
+        let lines = screen.render(width: 80, colour: false)
+        #expect(lines[3] == "talking  bo@desk  10.77.0.2:5004")
+        #expect(lines[4] == "  good  vol 60%  [###       ] loss 0.4%  jitter 2.3 ms  delay 41.0 ms")
+        #expect(lines[5] == "connected  › pi@door  10.77.0.3:5004")
+        #expect(lines[6].hasPrefix("  poor  muted here  ["))
+        // Alone, a peer needs no mark.
+        screen.peers.removeFirst()
+        #expect(screen.render(width: 80, colour: false)[3] == "connected  pi@door  10.77.0.3:5004")
+    }
+
     @Test(arguments: [20, 32, 45])
     func fitsNarrowTerminals(width: Int) {
         for line in Self.screen.render(width: width, colour: false) {

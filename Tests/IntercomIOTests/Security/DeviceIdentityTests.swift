@@ -209,6 +209,41 @@ struct DeviceIdentityTests {
         #expect(throws: TrustedDeviceError.notFound("door")) { try store.remove(matching: "door") }
     }
 
+    /// How loud a device plays is kept with it: changed by name or fingerprint, kept through a
+    /// pairing again, and absent (as sent) in a list written before there was a volume.
+    @Test func aDevicesVolumeAndMuteAreRememberedWithIt() throws {
+        let store = TrustedDeviceStore(directory: freshDirectory())
+        let keys = (0..<2).map { _ in Sodium.x25519KeyPair().publicKey }
+        try store.add(TrustedDevice(name: "kitchen", publicKey: keys[0], pairedAt: Date()))
+        try store.add(TrustedDevice(name: "laptop", publicKey: keys[1], pairedAt: Date()))
+        #expect(try store.load().map(\.listening) == [.asSent, .asSent])
+        let raw = try String(contentsOfFile: store.directory.file(TrustedDeviceStore.fileName), encoding: .utf8)
+        #expect(!raw.contains("volume") && !raw.contains("muted"), "an unchanged device's entry is as it always was")
+
+        #expect(try store.changeListening(matching: "kitchen") { $0 = PeerListening(volumePercent: 60, muted: $0.muted) }.listening
+            == PeerListening(volumePercent: 60, muted: false))
+        try store.changeListening(matching: Fingerprint(publicKey: keys[0]).description) { $0.muted = true }
+        #expect(try store.load().map(\.listening) == [PeerListening(volumePercent: 60, muted: true), .asSent])
+        #expect(throws: TrustedDeviceError.notFound("garage")) { try store.changeListening(matching: "garage") { $0.muted = true } }
+
+        // Paired again (renamed): still as quiet and muted.
+        try store.add(TrustedDevice(name: "kitchen pi", publicKey: keys[0], pairedAt: Date()))
+        #expect(try store.load().first { $0.name == "kitchen pi" }?.listening == PeerListening(volumePercent: 60, muted: true))
+        #expect(try store.load().first { $0.name == "kitchen pi" }?.listeningDescription.hasSuffix("volume 60 %, muted") == true)
+    }
+
+    @Test func aVolumeKeyStepsUpAndDownAndUndoesItself() {
+        var listening = PeerListening.asSent
+        var seen: [Int] = []
+        for _ in 0..<3 { listening = listening.stepped(louder: true); seen.append(listening.volumePercent) }
+        for _ in 0..<3 { listening = listening.stepped(louder: false); seen.append(listening.volumePercent) }
+        #expect(seen == [125, 156, 195, 156, 125, 100])
+        #expect(PeerListening(volumePercent: 5, muted: false).stepped(louder: false).volumePercent == 5)
+        #expect(PeerListening(volumePercent: 0, muted: false).stepped(louder: true).volumePercent == 6)
+        #expect(PeerListening(volumePercent: 900, muted: false).volumePercent == 400)
+        #expect(PeerListening(volumePercent: 80, muted: true).gain == 0 && PeerListening(volumePercent: 80, muted: false).gain == 0.8)
+    }
+
     @Test func concurrentWritersLoseNoDevice() async throws {
         let store = TrustedDeviceStore(directory: freshDirectory())
         try await withThrowingTaskGroup(of: Void.self) { group in
