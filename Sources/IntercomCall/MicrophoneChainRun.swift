@@ -26,6 +26,8 @@ public struct MicrophoneChainRun {
         public var stageSeconds: [(stage: String, seconds: Double)] = []
         public var echoReferenceResyncs = 0
         public var echoDelayCorrections = 0
+        /// Moves the delay estimator called for that the canceller's prediction refuted.
+        public var echoMovesRefused = 0
         public var echoDelayMilliseconds: Double?
     }
 
@@ -110,6 +112,7 @@ public struct MicrophoneChainRun {
             .filter { $0.stage != "echo alignment" || cleaner.cancelsEcho }
         report.echoReferenceResyncs = alignment.resyncs
         report.echoDelayCorrections = alignment.corrections
+        report.echoMovesRefused = alignment.refusedEstimates
         report.echoDelayMilliseconds = alignment.echoDelaySamples.map { MediaTime.milliseconds(samples: Double($0)) }
         return report
     }

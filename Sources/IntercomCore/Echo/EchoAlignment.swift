@@ -84,6 +84,9 @@ public struct EchoAlignment: Sendable {
             return
         }
         guard let delay = estimator.observe(reference: output, microphone: microphone) else { return }
+        // The first delay found places the echo in the canceller's tail: not a move of the
+        // echo, and the canceller's prediction (on the echo where it came) has no say in it.
+        let placing = echoDelaySamples == nil
         let kept = echoDelaySamples ?? (window.contains(delay) ? delay : targetSamples)
         echoDelaySamples = kept
         timeline.isLockedBySignals = true
@@ -91,7 +94,7 @@ public struct EchoAlignment: Sendable {
         // The estimator's taps are half a millisecond apart, and its filter can peak a pitch
         // period off for a moment; the canceller's own prediction says whether the echo moved,
         // and exactly where to.
-        guard case .follow(let echoMove) = moveTracker.judge(estimate: delay - kept) else {
+        guard case .follow(let echoMove) = moveTracker.judge(estimate: delay - kept, placing: placing) else {
             // The echo is where it was kept: the estimator learns it there again.
             estimator.referenceMoved(bySamples: kept - delay)
             refusedEstimates += 1

@@ -303,7 +303,10 @@ public struct EchoMoveTracker: Sendable {
     /// when the canceller cancelled since the reference last moved but no shift of its
     /// prediction near the estimate explains the microphone (near-end speech, a changed room:
     /// no move). Otherwise the move, exact where the prediction says where (`bestLag`).
-    public func judge(estimate: Int) -> EstimateJudgement {
+    /// When `placing` the echo (the estimator's first delay, put early in the canceller's
+    /// tail), nothing is refused: the prediction only makes the move exact.
+    public func judge(estimate: Int, placing: Bool = false) -> EstimateJudgement {
+        if placing { return .follow(bestLag(near: estimate)?.lag ?? estimate) }
         guard !cancellerHolds else { return .refuse }
         guard let best = bestLag(near: estimate) else { return .follow(estimate) }
         if best.residual < Self.betterShare * best.unshifted { return .follow(best.lag) }
@@ -316,6 +319,7 @@ public struct EchoMoveTracker: Sendable {
         case refuse
         /// Move the reference by this many samples (later when positive).
         case follow(Int)
+
     }
 
     /// The lag within `refineSamples` of `estimate` (samples; later when positive) that best
