@@ -34,6 +34,8 @@ public final class Call: @unchecked Sendable {
     /// `Self.talkKeyPressesKept`: what a measurement from outside times the far end's ear from.
     private let talkKeyPresses = Mutex<[UInt64]>([])
     private static let talkKeyPressesKept = 64
+    private let currentTarget: Mutex<CallTarget>
+    private let currentRooms: Mutex<[GroupName]>
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
     private let discoveryStatus = Atomic<Int>(0)
     /// When the call was set up (monotonic ns): discovery times count from here.
@@ -48,6 +50,8 @@ public final class Call: @unchecked Sendable {
         captureDevice = (source as? ALSACaptureSource).map { ($0.device, $0.counters) }
         playbackDevice = (sink as? ALSAPlaybackSink).map { ($0.device, $0.counters) }
         self.logger = logger
+        currentTarget = Mutex(configuration.target)
+        currentRooms = Mutex(configuration.rooms)
         guard (0...65535).contains(configuration.port) else {
             throw CallError.invalidPort(configuration.port)
         }
@@ -139,6 +143,26 @@ public final class Call: @unchecked Sendable {
     /// Peak level of our microphone's last frame, 0…1.
     public var microphoneLevel: Double { Double(capture.counters.level.load(ordering: .relaxed)) / 32768 }
 
+    /// Changes whom we talk to, while the call goes on: the next packet goes to the new
+    /// target's devices only, and every peer is told at once. Call from one thread only.
+    public func setTarget(_ target: CallTarget) {
+        if network.targetChanges.push(target) { poller.wake() }
+        currentTarget.withLock { $0 = target }
+    }
+
+    /// Changes the rooms we belong to (a reload); the peers hear of it at once. Call from one
+    /// thread only.
+    public func setRooms(_ rooms: [GroupName]) {
+        if network.roomChanges.push(rooms) { poller.wake() }
+        currentRooms.withLock { $0 = rooms }
+    }
+
+    /// The rooms we belong to now.
+    public var rooms: [GroupName] { currentRooms.withLock { $0 } }
+
+    /// Whom we talk to now.
+    public var target: CallTarget { currentTarget.withLock { $0 } }
+
     /// Sets how loud one peer's stream plays (1 = as sent). Call from one thread only.
     public func setVolume(_ gain: Float, ssrc: UInt32) {
         playback.gains.push((ssrc, gain))
@@ -212,7 +236,7 @@ public final class Call: @unchecked Sendable {
             outputStart: sink.firstSampleTime ?? 0,
             runningSeconds: MediaTime.seconds(nanoseconds: Double(SystemClock.monotonicNanoseconds() - startedAt)),
             discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)],
-            talkKeyPresses: talkKeyPresses.withLock { $0 }
+            talkKeyPresses: talkKeyPresses.withLock { $0 }, target: target
         )
     }
 }

@@ -12,6 +12,10 @@ public struct CallConfiguration: Sendable {
     public var staticPeers: [SocketAddress] = []
     /// The name other peers see.
     public var name: String = defaultPeerName()
+    /// The rooms this device belongs to, told to its peers in every hello.
+    public var rooms: [GroupName] = []
+    /// Whom this device talks to at the start (`Call.setTarget` changes it).
+    public var target: CallTarget = .all
     /// A random identity, stable for the life of the process.
     public var peerID: PeerID = {
         var generator = SystemRandomNumberGenerator()

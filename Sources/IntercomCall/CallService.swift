@@ -175,22 +175,35 @@ public struct CallReload: Sendable {
     public var mode: TalkMode
     public var voxThreshold: Int
     public var peers: [SocketAddress]
+    public var rooms: [GroupName]
+    public var target: CallTarget
 
-    public init(mode: TalkMode, voxThreshold: Int, peers: [SocketAddress]) {
+    public init(mode: TalkMode, voxThreshold: Int, peers: [SocketAddress], rooms: [GroupName] = [], target: CallTarget = .all) {
         self.mode = mode
         self.voxThreshold = voxThreshold
         self.peers = peers
+        self.rooms = rooms
+        self.target = target
     }
 }
 
 extension Call {
-    /// Applies reloaded settings: the talk mode, the VOX threshold, and peers not called yet.
+    /// Applies reloaded settings: the talk mode, the VOX threshold, the rooms and target, and
+    /// peers not called yet.
     public func apply(_ reload: CallReload, logger: Logger) {
         if reload.mode != mode {
             logger.notice("mode changed", metadata: ["from": "\(mode.rawValue)", "to": "\(reload.mode.rawValue)"])
             setMode(reload.mode)
         }
         setVoxThreshold(reload.voxThreshold)
+        if reload.rooms != rooms {
+            logger.notice("rooms changed", metadata: ["rooms": "\(reload.rooms.map(\.text))"])
+            setRooms(reload.rooms)
+        }
+        if reload.target != target {
+            logger.notice("target changed", metadata: ["to": "\(reload.target)"])
+            setTarget(reload.target)
+        }
         for peer in reload.peers where !configuration.staticPeers.contains(peer) {
             addPeer(peer)
             logger.notice("peer added", metadata: ["peer": "\(peer)"])

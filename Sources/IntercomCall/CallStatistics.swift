@@ -60,6 +60,9 @@ public struct CallStatistics: Codable, Sendable {
     public var playbackDevice: DeviceStatistics?
     public var streams: [StreamStatistics] = []
     public var peers: [PeerSnapshot] = []
+    /// Whom we talk to (`all`, `room:NAME` or a device), and how many peers that reaches now.
+    public var to = CallTarget.all.description
+    public var toPeers = 0
     public var security = SecurityStatistics.unencrypted
     public var runningSeconds = 0.0
     public var discovery = DiscoveryStatus.off
@@ -138,9 +141,14 @@ public struct CallStatistics: Codable, Sendable {
         playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
         captureCounters: CaptureCounters, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
         inputStart: UInt64, outputStart: UInt64, runningSeconds: Double,
-        discovery: DiscoveryStatus = .off, talkKeyPresses: [UInt64] = []
+        discovery: DiscoveryStatus = .off, talkKeyPresses: [UInt64] = [], target: CallTarget = .all
     ) {
         streams = playback.streams
+        for index in streams.indices {
+            guard let sender = network.peers.first(where: { $0.ssrc == streams[index].ssrc }) else { continue }
+            streams[index].peer = sender.name ?? sender.address
+            streams[index].to = sender.to
+        }
         for stream in streams {
             received += stream.received
             lost += stream.lost
@@ -195,6 +203,8 @@ public struct CallStatistics: Codable, Sendable {
         captureDevice = devices.capture
         playbackDevice = devices.playback
         peers = network.peers
+        to = TerminalText.sanitized(target.description)
+        toPeers = network.targetReaches
         security = network.security
         security.unsentNoSession = networkCounters.unsentNoSession.load(ordering: .relaxed)
         self.runningSeconds = runningSeconds
@@ -249,6 +259,10 @@ public struct StreamStatistics: Codable, Sendable {
     public var playoutRate: Double
     /// RMS of the last period played, 0...1.
     public var level: Double
+    /// Whose stream it is (the peer's name as shown), and whom it talks to as far as we are
+    /// concerned ("to all", "to kitchen", "to you"): nil while no peer sends it.
+    public var peer: String?
+    public var to: String?
 }
 
 extension StreamStatistics {

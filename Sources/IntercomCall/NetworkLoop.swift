@@ -48,16 +48,27 @@ final class NetworkLoop {
     private var rows: [PeerSnapshot] = []
     private var rowAddresses: [SocketAddress] = []
     private var rowNames: [String?] = []
+    /// The rooms and target each row was made for, as the peer's hello sent them.
+    private var rowRooms: [[UInt8]] = []
+    private var rowTargets: [(kind: UInt8, room: [UInt8])] = []
     /// Peers' key fingerprints as shown, made once per key (hashing and formatting allocate).
     private var fingerprints: [[UInt8]: String] = [:]
     private var nextSessionUpkeep: UInt64 = 0
     /// A report's blocks and the datagram it goes out in, kept between reports.
     private var reportBlocks: [ReportBlock] = []
     private var compound: [UInt8] = []
-    /// `reportTail` for a peer that is not talking and for one that is, made when first needed.
-    private var reportTails: [[UInt8]?] = [nil, nil]
+    /// `reportTail` for each state of the talk flag and each kind of target a receiver is
+    /// told (`HeardTarget`: all, a room, you), made when first needed.
+    private var reportTails: [[UInt8]?]
     /// The peers we call, listed for each upkeep into storage kept between them.
     private var wanted: [SocketAddress] = []
+    /// Whom we talk to (`Call.setTarget` changes it through `targetChanges`), and it made
+    /// ready to compare with what peers send without allocating.
+    private var target: TargetMatcher
+    let targetChanges = SPSCRing<CallTarget>(capacity: 4)
+    /// The rooms we belong to, told in every hello (a reload changes them through `roomChanges`).
+    private var rooms: [GroupName]
+    let roomChanges = SPSCRing<[GroupName]>(capacity: 4)
     private var nextPublish: UInt64 = 0
     /// How stale the published peers and link figures may be between reports: displays
     /// refresh a few times a second, and building the rows on every packet costs allocations.
@@ -83,6 +94,9 @@ final class NetworkLoop {
         senders = SenderAddressCache(capacity: peers.capacity)
         encryption = configuration.security.map { CallEncryption($0, logger: logger, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
+        target = TargetMatcher(configuration.target)
+        rooms = configuration.rooms
+        reportTails = Array(repeating: nil, count: 2 * 3)
     }
 
     /// When the next reports go out (monotonic ns): every report interval, and sooner once a
@@ -107,6 +121,7 @@ final class NetworkLoop {
                 nextReport = now + reportInterval
             }
             maintainSessions(now: now)
+            applyTargetChanges(now: now)
             _ = try? poller.wait(timeoutNanoseconds: min(nextReport - min(now, nextReport), 100_000_000))
             applyDirectoryChanges()
             collectHandshakes()
@@ -377,6 +392,9 @@ final class NetworkLoop {
                         Self.store(hello.displayNameBytes, in: &$0.name)
                         $0.protocolVersion = Int(PeerHello.currentVersion)
                         $0.talking = hello.isTalking
+                        Self.store(hello.roomsBytes, in: &$0.rooms)
+                        $0.heardTargetKind = hello.targetKind
+                        Self.store(hello.targetRoomBytes, in: &$0.heardTargetRoom)
                     }
                 } catch {
                     counters.unsupportedHello.wrappingAdd(1, ordering: .relaxed)
@@ -385,6 +403,11 @@ final class NetworkLoop {
                 break
             }
         }
+    }
+
+    /// Bytes as sent, copied only when they differ from those kept.
+    private static func store(_ bytes: ArraySlice<UInt8>, in kept: inout [UInt8]) {
+        if !kept.elementsEqual(bytes) { kept = Array(bytes) }
     }
 
     /// A name as sent, made a string only when it differs from the one kept (compared as
@@ -422,8 +445,9 @@ final class NetworkLoop {
     private func sendQueuedAudio() {
         while let packet = outbox.pop() {
             sentSinceLastReport = true
-            // The table's own keys: a list of them would be allocated for every packet.
-            for destination in peers.peers.keys { send(packet, kind: .rtp, to: destination) }
+            // The table's own keys: a list of them would be allocated for every packet. Only
+            // the target's devices get the audio: the others' machines never see it.
+            for destination in peers.peers.keys where heardTarget(by: destination) != nil { send(packet, kind: .rtp, to: destination) }
             outbox.giveBack(consume packet)
         }
     }
@@ -450,24 +474,79 @@ final class NetworkLoop {
         sentSinceLastReport = false
         compound.removeAll(keepingCapacity: true)
         report.append(to: &compound)
-        compound += reportTail(talking: capture.talking.load(ordering: .relaxed))
-        for destination in peers.peers.keys { send(compound, kind: .rtcp, to: destination) }
+        let reportLength = compound.count
+        let talking = capture.talking.load(ordering: .relaxed)
+        for destination in peers.peers.keys {
+            // Each peer is told whether we talk to it, and to whom as far as it is concerned.
+            let heard = heardTarget(by: destination)
+            compound.removeLast(compound.count - reportLength)
+            compound += reportTail(talking: talking && heard != nil, target: heard ?? 0)
+            send(compound, kind: .rtcp, to: destination)
+        }
         publish()
     }
 
     /// Our source description and hello, as they follow every report.
-    private func reportTail(talking: Bool) -> [UInt8] {
-        if let made = reportTails[talking ? 1 : 0] { return made }
+    private func reportTail(talking: Bool, target kind: UInt8) -> [UInt8] {
+        let slot = Int(kind) * 2 + (talking ? 1 : 0)
+        if let made = reportTails[slot] { return made }
+        let heard: HeardTarget = switch (kind, target.target) {
+        case (1, .room(let room)): .room(room)
+        case (2, _): .you
+        default: .all
+        }
         let hello = PeerHello(
             isTalking: talking, listeningPort: socket.localPort,
-            peerID: configuration.peerID, displayName: String(configuration.name.utf8.prefix(PeerHello.maximumDisplayNameByteCount)) ?? ""
+            peerID: configuration.peerID, displayName: String(configuration.name.utf8.prefix(PeerHello.maximumDisplayNameByteCount)) ?? "",
+            rooms: rooms, target: heard
         )
         let tail = RTCPPacket.serializeCompound([
             .sourceDescription([SDESChunk(ssrc: ssrc, items: [.canonicalName(configuration.peerID.description), .name(configuration.name)])]),
             .application(hello.applicationPacket(ssrc: ssrc)),
         ])
-        reportTails[talking ? 1 : 0] = tail
+        reportTails[slot] = tail
         return tail
+    }
+
+    // MARK: Targets
+
+    /// A new target from the user interface, or new rooms from a reload: the hellos that say
+    /// so go out at once.
+    private func applyTargetChanges(now: UInt64) {
+        var changed = false
+        while let next = targetChanges.pop() {
+            target = TargetMatcher(next)
+            changed = true
+        }
+        while let next = roomChanges.pop() {
+            rooms = next
+            changed = true
+        }
+        guard changed else { return }
+        for index in reportTails.indices { reportTails[index] = nil }
+        nextReport = now
+    }
+
+    /// Whether the peer at `address` is in our target, and what it is told (`HeardTarget` on
+    /// the wire: 0 all, 1 a room, 2 you); nil when it is not. Allocates nothing.
+    private func heardTarget(by address: SocketAddress) -> UInt8? {
+        switch target.target {
+        case .all:
+            return 0
+        case .room:
+            guard let peer = peers.peers[address], target.isRoomNamed(in: peer.rooms) else { return nil }
+            return 1
+        case .device:
+            let key = encryption?.channel.remoteStaticKey(of: address)
+            if let key, key != configuration.security?.identity.publicKey {
+                // A paired device: by the name it was paired under, or its key's fingerprint.
+                if let name = encryption?.paired[key]?.name, target.isDeviceNamed(name) { return 2 }
+                return target.isFingerprint(fingerprint(of: key)) ? 2 : nil
+            }
+            // Our own identity's processes, and peers of a plain call: by the name they give.
+            guard let name = peers.peers[address]?.name, target.isDeviceNamed(name) else { return nil }
+            return 2
+        }
     }
 
     private func sendGoodbye() {
@@ -510,9 +589,11 @@ final class NetworkLoop {
         // Into the storage the snapshot already has: nothing is allocated once the call runs
         // (readers take copies of their own, `detached()`).
         let (rows, seen) = (rows, devicesSeen)
+        var reached = 0
+        for address in peers.peers.keys where heardTarget(by: address) != nil { reached += 1 }
         if waiting {
-            snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen) }
-        } else if snapshot.withLockIfAvailable({ $0.update(peers: rows, security: security, devicesSeen: seen); return true }) == nil {
+            snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen, targetReaches: reached) }
+        } else if snapshot.withLockIfAvailable({ $0.update(peers: rows, security: security, devicesSeen: seen, targetReaches: reached); return true }) == nil {
             nextPublish = 0
         }
     }
@@ -522,18 +603,25 @@ final class NetworkLoop {
     /// figures are, in place, so that publishing allocates nothing.
     private func updateRows(now: UInt64) {
         let table = peers.peers
-        let unchanged = rows.count == table.count && zip(rowAddresses, rowNames).allSatisfy { address, name in
-            table[address].map { $0.name == name } ?? false
+        let unchanged = rows.count == table.count && rowAddresses.indices.allSatisfy { index in
+            table[rowAddresses[index]].map {
+                $0.name == rowNames[index] && $0.rooms == rowRooms[index]
+                    && $0.heardTargetKind == rowTargets[index].kind && $0.heardTargetRoom == rowTargets[index].room
+            } ?? false
         }
         if !unchanged {
             let sorted = table.values.sorted { $0.address.description < $1.address.description }
             rowAddresses = sorted.map(\.address)
             rowNames = sorted.map(\.name)
+            rowRooms = sorted.map(\.rooms)
+            rowTargets = sorted.map { ($0.heardTargetKind, $0.heardTargetRoom) }
             rows = sorted.map { peer in
                 PeerSnapshot(
                     address: peer.address.description, name: peer.name.map { TerminalText.sanitized($0) },
                     origin: peer.origin.rawValue, ssrc: nil, talking: false, secondsSinceHeard: nil, roundTripMilliseconds: nil,
-                    reportedFractionLost: nil, reportedJitterMilliseconds: nil, fingerprint: nil, listening: nil
+                    reportedFractionLost: nil, reportedJitterMilliseconds: nil, fingerprint: nil, listening: nil,
+                    rooms: PeerHelloView.rooms(in: peer.rooms[...]).map { TerminalText.sanitized($0.text) },
+                    to: TerminalText.sanitized(PeerHelloView.target(kind: peer.heardTargetKind, room: peer.heardTargetRoom[...]).description)
                 )
             }
         }
@@ -551,7 +639,8 @@ final class NetworkLoop {
                 roundTripMilliseconds: roundTrips[peer.address].map { MediaTime.milliseconds(nanoseconds: Double($0)) },
                 reportedFractionLost: remoteReports[peer.address].map { Double($0.fractionLost) / 256 },
                 reportedJitterMilliseconds: remoteReports[peer.address].map { MediaTime.milliseconds(samples: Double($0.jitter)) },
-                fingerprint: key.map(fingerprint(of:)), listening: key.flatMap { encryption?.paired[$0]?.listening }.map { .init(volumePercent: $0.volumePercent, muted: $0.muted) }
+                fingerprint: key.map(fingerprint(of:)), listening: key.flatMap { encryption?.paired[$0]?.listening }.map { .init(volumePercent: $0.volumePercent, muted: $0.muted) },
+                rooms: row.rooms, to: row.to
             )
         }
     }
@@ -581,6 +670,8 @@ public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
     var devicesSeen: Set<[UInt8]> = []
+    /// How many peers our target reaches now.
+    var targetReaches = 0
 
     /// A copy whose lists have storage of their own, for a reader to keep: the network thread
     /// refills the snapshot's lists in place, and one still shared with a reader's copy would
@@ -593,11 +684,12 @@ public struct NetworkSnapshot: Sendable {
     }
 
     /// New figures, the peer rows copied into the storage already here.
-    mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>) {
+    mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>, targetReaches reached: Int) {
         peers.removeAll(keepingCapacity: true)
         peers.append(contentsOf: rows)
         self.security = security
         devicesSeen = seen
+        targetReaches = reached
     }
 }
 
@@ -616,9 +708,64 @@ public struct PeerSnapshot: Sendable, Codable {
     public let fingerprint: String?
     /// How loud a paired device plays here (`intercom volume`, `intercom mute`).
     public let listening: Listening?
+    /// The rooms it belongs to, and whom it talks to as far as we are concerned ("to all",
+    /// "to kitchen", "to you"), as its hello says (names checked as `GroupName` checks them).
+    public let rooms: [String]
+    public let to: String
 
     public struct Listening: Codable, Sendable, Equatable {
         public let volumePercent: Int
         public let muted: Bool
+    }
+}
+
+/// A target made ready for the network thread to compare, packet by packet, with what it
+/// knows of each peer, without allocating: the room's name as bytes, a fingerprint as
+/// lowercase hexadecimal digits.
+struct TargetMatcher {
+    let target: CallTarget
+    private let roomBytes: [UInt8]
+    private let fingerprintDigits: [UInt8]?
+
+    init(_ target: CallTarget) {
+        self.target = target
+        switch target {
+        case .all:
+            roomBytes = []
+            fingerprintDigits = nil
+        case .room(let room):
+            roomBytes = Array(room.text.utf8)
+            fingerprintDigits = nil
+        case .device(let device):
+            roomBytes = []
+            let digits = Array(device.text.lowercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: ":") })
+            let hexadecimal = digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+            fingerprintDigits = digits.count >= 8 && hexadecimal ? digits : nil
+        }
+    }
+
+    /// Whether a hello's rooms (`PeerHelloView.roomsBytes`) name the target's room.
+    func isRoomNamed(in rooms: [UInt8]) -> Bool {
+        guard let count = rooms.first, !roomBytes.isEmpty else { return false }
+        var index = 1
+        for _ in 0..<Int(count) {
+            guard index < rooms.count else { return false }
+            let end = index + 1 + Int(rooms[index])
+            guard end <= rooms.count else { return false }
+            if rooms[(index + 1)..<end].elementsEqual(roomBytes) { return true }
+            index = end
+        }
+        return false
+    }
+
+    func isDeviceNamed(_ name: String) -> Bool {
+        if case .device(let device) = target { return device.text == name }
+        return false
+    }
+
+    /// Whether a fingerprint as shown (`3f2a-91c0-77de-0b41`) is the target's.
+    func isFingerprint(_ shown: String) -> Bool {
+        guard let fingerprintDigits else { return false }
+        return shown.utf8.lazy.filter { $0 != UInt8(ascii: "-") }.elementsEqual(fingerprintDigits)
     }
 }

@@ -62,7 +62,8 @@ public struct StatusReport: Codable, Sendable {
 
     /// A few lines for a person.
     public var text: String {
-        var lines = ["\(TerminalText.sanitized(name))  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"]
+        var lines = ["\(TerminalText.sanitized(name))  pid \(pid)  port \(port)  mode \(mode)  \(transmitting ? "TRANSMITTING" : "listening")"
+            + (call.to == "all" ? "" : "  to \(call.to) (\(call.toPeers == 0 ? "no device reachable: nothing is sent" : "\(call.toPeers) devices"))")]
         let security = call.security
         lines.append(security.encrypted
             ? "encrypted  this device \(security.fingerprint ?? "?")  handshakes \(security.handshakes)  rekeys \(security.rekeys)  refused: \(security.authFailPackets) unauthentic, \(security.replayPackets) replayed, \(security.untrustedHandshakes) not paired, \(security.rateLimited) rate-limited"
@@ -80,7 +81,8 @@ public struct StatusReport: Codable, Sendable {
         if call.peers.isEmpty { lines.append("no peers") }
         let streams = Dictionary(call.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
         for peer in call.peers {
-            var line = "peer \(TerminalText.sanitized(peer.name ?? "?"))  \(peer.address)\(peer.fingerprint.map { "  \($0)" } ?? "")  \(peer.origin)\(peer.talking ? "  talking" : "")"
+            var line = "peer \(TerminalText.sanitized(peer.name ?? "?"))  \(peer.address)\(peer.fingerprint.map { "  \($0)" } ?? "")  \(peer.origin)\(peer.talking ? "  talking \(peer.to)" : "")"
+            if !peer.rooms.isEmpty { line += "  rooms \(peer.rooms.joined(separator: ", "))" }
             if let listening = peer.listening, listening.muted || listening.volumePercent != 100 {
                 line += listening.muted ? "  muted here" : "  volume \(listening.volumePercent) %"
             }

@@ -165,8 +165,26 @@ public final class TalkInterface: @unchecked Sendable {
         case .character("+"), .character("="): changeListening { $0 = $0.stepped(louder: true) }
         case .character("-"): changeListening { $0 = $0.stepped(louder: false) }
         case .character("x"), .character("X"): changeListening { $0.muted.toggle() }
+        case .character(let digit) where ("1"..."9").contains(digit):
+            pickTarget(Int(String(digit))! - 1)
         default: break
         }
+    }
+
+    /// Whom the number keys can pick: everyone, each room we or a peer belong to, then each
+    /// peer by its name. Picking is instant (the next packet goes to the new target).
+    private func targets(_ statistics: CallStatistics) -> [CallTarget] {
+        let rooms = Set(call.configuration.rooms + statistics.peers.flatMap { $0.rooms.compactMap { GroupName($0) } })
+        let devices = statistics.peers.compactMap { $0.name.flatMap { GroupName($0) } }
+        var seen = Set<CallTarget>()
+        return ([.all] + rooms.sorted().map(CallTarget.room) + devices.map(CallTarget.device)).filter { seen.insert($0).inserted }
+    }
+
+    private func pickTarget(_ index: Int) {
+        let choices = targets(call.statistics())
+        guard choices.indices.contains(index) else { return }
+        call.setTarget(choices[index])
+        notice = "talking to \(choices[index])"
     }
 
     /// Changes how loud the selected peer plays: for a paired device, the setting remembered
@@ -196,6 +214,7 @@ public final class TalkInterface: @unchecked Sendable {
     private func screen() -> StatusScreen {
         let statistics = call.statistics()
         let streams = Dictionary(statistics.streams.map { ($0.ssrc, $0) }, uniquingKeysWith: { first, _ in first })
+        let targets = targets(statistics)
         let peers = statistics.peers.enumerated().map { index, peer -> StatusScreen.Peer in
             let stream = peer.ssrc.flatMap { streams[$0] }
             let listening = peer.listening.map { PeerListening(volumePercent: $0.volumePercent, muted: $0.muted) }
@@ -208,7 +227,8 @@ public final class TalkInterface: @unchecked Sendable {
                 lossPercent: heard > 0 ? Double(stream?.lost ?? 0) * 100 / Double(heard) : 0,
                 jitterMilliseconds: stream?.jitterMs ?? peer.reportedJitterMilliseconds ?? 0,
                 delayMilliseconds: stream?.currentDelayMs ?? 0,
-                volumePercent: listening.volumePercent, muted: listening.muted, selected: index == min(selectedPeer, statistics.peers.count - 1)
+                volumePercent: listening.volumePercent, muted: listening.muted, selected: index == min(selectedPeer, statistics.peers.count - 1),
+                rooms: peer.rooms, to: peer.to
             )
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
@@ -218,7 +238,9 @@ public final class TalkInterface: @unchecked Sendable {
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
             mode: call.configuration.mode, codec: statistics.codecMode.description,
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
-            keyHelp: talkHelp + "m: mute  ↑↓: pick peer  +/-: its volume  x: mute it  q: quit", notice: faults.isEmpty ? notice : faults.joined(separator: "; ")
+            keyHelp: talkHelp + "1-9: talk to  m: mute  ↑↓: pick peer  +/-: its volume  x: mute it  q: quit",
+            notice: faults.isEmpty ? (call.target != .all && statistics.toPeers == 0 ? "no device in \(TerminalText.sanitized(call.target.description)) is reachable: nothing is sent" : notice) : faults.joined(separator: "; "),
+            target: TerminalText.sanitized(call.target.description), targets: targets.map { TerminalText.sanitized($0.description) }
         )
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import IntercomCall
 import IntercomCore
 import IntercomIO
+import IntercomSecurity
 import Logging
 
 /// `--config FILE`: the configuration file whose settings stand under the command line's.
@@ -196,6 +197,8 @@ struct CallSettings {
         configuration.bindAddress = try network.bindAddress()
         configuration.staticPeers = try network.peerAddresses()
         if let name = network.name { configuration.name = name }
+        configuration.rooms = try network.rooms()
+        configuration.target = try network.callTarget()
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
         configuration.stallForTesting = try run.stall()
@@ -203,7 +206,23 @@ struct CallSettings {
             configuration.security = try failing(as: .cannotCreate) { try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         }
         configuration.encoder.constrainedVariableBitrate = configuration.security != nil
+        if case .device(let device) = configuration.target, let security = configuration.security {
+            try Self.checkPaired(device, in: security.trustedDevices)
+        }
         return configuration
+    }
+
+    /// A whisper's device is one of the paired devices, by the name it was paired under or
+    /// its fingerprint: a typo would otherwise send nothing, silently.
+    private static func checkPaired(_ device: GroupName, in store: TrustedDeviceStore) throws {
+        let paired = try failing(as: .cannotCreate) { try store.load() }
+        let known = paired.contains { $0.name == device.text || $0.keyBytes.map { Fingerprint(publicKey: $0).matches(device.text) } == true }
+        guard !known else { return }
+        let names = paired.map { TerminalText.sanitized($0.name) }.sorted()
+        throw ValidationError(
+            "--to \(TerminalText.sanitized(device.text)): no paired device is called that or has that fingerprint; "
+                + (names.isEmpty ? "no device is paired yet" : "paired: \(names.joined(separator: ", "))")
+                + " (or 'all', or 'room:NAME')")
     }
 }
 

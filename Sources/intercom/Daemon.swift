@@ -16,7 +16,7 @@ struct Daemon: AsyncParsableCommand {
             own identity when 'intercom pair' asks it to over the status socket. Answers \
             'intercom status' on a Unix socket (\(StatusSocket.defaultPath)). SIGTERM leaves the \
             call cleanly; SIGHUP re-reads the configuration file and applies the mode, the VOX \
-            threshold and new peers without dropping the call.
+            threshold, the rooms and target (--room, --to) and new peers without dropping the call.
             """
     )
 
@@ -64,7 +64,8 @@ struct Daemon: AsyncParsableCommand {
         let fresh = try options.resolved { logger.warning("\($0)") }
         return CallReload(
             mode: fresh.talk.effectiveMode(interactive: false, fileInput: fresh.audio.inputFile != nil, headless: true),
-            voxThreshold: fresh.talk.voxThreshold, peers: try fresh.network.peerAddresses()
+            voxThreshold: fresh.talk.voxThreshold, peers: try fresh.network.peerAddresses(),
+            rooms: try fresh.network.rooms(), target: try fresh.network.callTarget()
         )
     }
 }

@@ -132,6 +132,12 @@ struct NetworkOptions: ConfigurableOptions {
     @Option(help: ArgumentHelp("Listen for the call on this local address only (mDNS then announces that interface alone).", valueName: "ADDRESS"))
     var bind: String?
 
+    @Option(help: ArgumentHelp("A room this device belongs to (repeatable, at most 16; replaces the configuration file's rooms): 'room:NAME' targets reach it. Its paired devices are told inside the encrypted call.", valueName: "NAME"))
+    var room: [String] = []
+
+    @Option(name: .customLong("to"), help: ArgumentHelp("Whom this device talks to: 'all' (the default), 'room:NAME' (the devices in that room), or one device by its name or fingerprint (a whisper: the others get none of it).", valueName: "TARGET"))
+    var target: String?
+
     @Flag(help: "Speak plain RTP, for GStreamer, ffmpeg, VLC and other RTP tools. Anyone on the LAN can then listen and talk.")
     var unencrypted = false
 
@@ -141,6 +147,7 @@ struct NetworkOptions: ConfigurableOptions {
     var port: Int { givenPort ?? 5004 }
     var discovery: Bool { givenDiscovery ?? true }
     var nameOrDefault: String { name ?? defaultPeerName() }
+    var targetOrDefault: String { target ?? CallTarget.all.description }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
@@ -149,6 +156,8 @@ struct NetworkOptions: ConfigurableOptions {
             .init("network.peers", list: \.peer),
             .init("network.discovery", \.givenDiscovery, shown: \.discovery),
             .init("network.name", \.name, shown: \.nameOrDefault),
+            .init("call.rooms", list: \.room),
+            .init("call.to", \.target, shown: \.targetOrDefault),
         ]
     }
 }
@@ -159,7 +168,31 @@ extension NetworkOptions {
         guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not from 0 to 65535") }
         _ = try peerAddresses()
         _ = try bindAddress()
+        _ = try rooms()
+        _ = try callTarget()
         guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
+    }
+
+    /// The `--room` names, each once.
+    func rooms() throws -> [GroupName] {
+        var rooms: [GroupName] = []
+        for text in room {
+            guard let name = GroupName(text) else {
+                throw ValidationError("--room '\(TerminalText.sanitized(text.prefix(40)))': a room's name is 1 to \(GroupName.maximumCharacters) printable characters")
+            }
+            if !rooms.contains(name) { rooms.append(name) }
+        }
+        guard rooms.count <= GroupName.maximumRooms else { throw ValidationError("\(CallTargetError.tooManyRooms(rooms.count))") }
+        return rooms
+    }
+
+    /// `--to`.
+    func callTarget() throws -> CallTarget {
+        do {
+            return try target.map { try CallTarget(parsing: $0) } ?? .all
+        } catch {
+            throw ValidationError("--to: \(error)")
+        }
     }
 
     /// The `--peer` addresses.

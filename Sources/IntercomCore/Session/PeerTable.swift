@@ -14,6 +14,11 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
         public var protocolVersion: Int?
         public var lastHeard: UInt64?
         public var talking = false
+        /// The rooms its hello names, as on the wire (`PeerHelloView.roomsBytes`), and whom it
+        /// talks to as far as we are concerned (`PeerHelloView.targetKind`, `targetRoomBytes`).
+        public var rooms: [UInt8] = []
+        public var heardTargetKind: UInt8 = 0
+        public var heardTargetRoom: [UInt8] = []
         /// When the peer entered the table (monotonic ns): a discovered peer that never
         /// answers is dropped a keepalive timeout after this.
         public var added: UInt64 = 0

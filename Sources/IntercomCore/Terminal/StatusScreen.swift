@@ -17,11 +17,14 @@ public struct StatusScreen: Sendable, Equatable {
         public var muted: Bool
         /// The peer the volume keys act on.
         public var selected: Bool
+        /// The rooms it belongs to, and whom it talks to as far as we are concerned ("to you").
+        public var rooms: [String]
+        public var to: String
 
         public init(
             name: String, address: String, state: State, level: Double, lossPercent: Double,
             jitterMilliseconds: Double, delayMilliseconds: Double, volumePercent: Int = 100, muted: Bool = false,
-            selected: Bool = false
+            selected: Bool = false, rooms: [String] = [], to: String = "to all"
         ) {
             self.name = name
             self.address = address
@@ -33,6 +36,8 @@ public struct StatusScreen: Sendable, Equatable {
             self.volumePercent = volumePercent
             self.muted = muted
             self.selected = selected
+            self.rooms = rooms
+            self.to = to
         }
 
         /// How it plays here, when not as sent: "vol 125%", "muted here".
@@ -62,12 +67,17 @@ public struct StatusScreen: Sendable, Equatable {
     public var microphoneLevel: Double
     public var peers: [Peer]
     public var keyHelp: String
+    /// Whom we talk to, and the targets the number keys pick (1 to 9, in order), shown when
+    /// there is more than one.
+    public var target: String
+    public var targets: [String]
     /// One line of news (a warning, a peer that left), shown until replaced.
     public var notice: String?
 
     public init(
         name: String, address: String, mode: TalkMode, codec: String, transmitting: Bool, muted: Bool,
-        microphoneLevel: Double, peers: [Peer], keyHelp: String, notice: String? = nil
+        microphoneLevel: Double, peers: [Peer], keyHelp: String, notice: String? = nil,
+        target: String = "all", targets: [String] = []
     ) {
         self.name = name
         self.address = address
@@ -79,6 +89,8 @@ public struct StatusScreen: Sendable, Equatable {
         self.peers = peers
         self.keyHelp = keyHelp
         self.notice = notice
+        self.target = target
+        self.targets = targets
     }
 
     /// Where an amplitude (0…1, full scale 1) sits on a level meter: −50 dBFS and below is
@@ -104,7 +116,10 @@ public struct StatusScreen: Sendable, Equatable {
         for peer in peers {
             let state = peer.state.rawValue
             let mark = peer.selected && peers.count > 1 ? "› " : ""
-            lines.append(line((state, peer.state == .talking ? style.green(state) : state), "\(mark)\(peer.name)  \(peer.address)", width: width))
+            // Whom a talker talks to matters only while it talks; a room it is in, always.
+            let to = peer.state == .talking && peer.to != "to all" ? "  \(peer.to)" : ""
+            let rooms = peer.rooms.isEmpty ? "" : "  [\(peer.rooms.joined(separator: ", "))]"
+            lines.append(line((state, peer.state == .talking ? style.green(state) : state), "\(mark)\(peer.name)\(to)\(rooms)  \(peer.address)", width: width))
             let word = peer.quality
             let painted = word == "good" ? style.green(word) : word == "fair" ? style.yellow(word) : style.red(word)
             // How it plays here first: a muted peer is what a person looks for.
@@ -114,6 +129,10 @@ public struct StatusScreen: Sendable, Equatable {
             lines.append("  " + line((word, painted), figures, width: width - 2))
         }
         lines.append(String(repeating: "─", count: width))
+        if targets.count > 1 || target != "all" {
+            let choices = targets.prefix(9).enumerated().map { "\($0.offset + 1) \($0.element)" }.joined(separator: "  ")
+            lines.append(line(("to", target == "all" ? "to" : style.yellow("to")), "\(target)" + (choices.isEmpty ? "" : "   (\(choices))"), width: width))
+        }
         if let notice { lines.append(fit(notice, width: width)) }
         lines.append(fit(keyHelp, width: width))
         return lines

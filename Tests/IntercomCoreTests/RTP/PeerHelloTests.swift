@@ -7,12 +7,14 @@ struct PeerHelloTests {
 
     static let hello = PeerHello(isTalking: true, listeningPort: 5004, peerID: peerID, displayName: "Bo")
 
-    /// Version 1, talking, port 5004, the id, "Bo" and one byte of padding.
+    /// Version 1, talking, port 5004, the id, "Bo" and one byte of padding; no rooms, talking
+    /// to everyone, two bytes of padding.
     static let expectedData: [UInt8] = [
         0x01, 0x01, 0x13, 0x8C,
         0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
         0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F,
         0x02, 0x42, 0x6F, 0x00,
+        0x00, 0x00, 0x00, 0x00,
     ]
 
     @Test func encodesTheDocumentedLayout() {
@@ -21,7 +23,7 @@ struct PeerHelloTests {
 
     @Test func travelsAsAnICOMApplicationPacket() throws {
         let bytes = RTCPPacket.application(Self.hello.applicationPacket(ssrc: 0xABCD_EF01)).serialized()
-        #expect(Array(bytes.prefix(12)) == [0x80, 204, 0x00, 0x08, 0xAB, 0xCD, 0xEF, 0x01, 0x49, 0x43, 0x4F, 0x4D])
+        #expect(Array(bytes.prefix(12)) == [0x80, 204, 0x00, 0x09, 0xAB, 0xCD, 0xEF, 0x01, 0x49, 0x43, 0x4F, 0x4D])
         #expect(Array(bytes.dropFirst(12)) == Self.expectedData)
 
         guard case .rtcp(let packets) = try Datagram.classify(bytes),
@@ -86,6 +88,39 @@ struct PeerHelloTests {
         let valid = String(validating: name, as: UTF8.self) != nil
         let read = (try? PeerHelloView(data: data[...])) != nil
         #expect(read == valid, "\(name)")
+    }
+
+    /// Rooms and whom the sender talks to follow the name; an older build's hello, which ends
+    /// at the name, and one whose rooms are not as written, belong to no room and talk to all.
+    @Test func carriesRoomsAndTheTarget() throws {
+        let rooms = ["kitchen", "office", String(repeating: "é", count: 32)].compactMap { GroupName($0) }
+        for target in [HeardTarget.all, .you, .room(GroupName("kitchen")!)] {
+            var hello = Self.hello
+            hello.rooms = rooms
+            hello.target = target
+            #expect(hello.data.count % 4 == 0)
+            #expect(try PeerHello(data: hello.data) == hello)
+        }
+        let older = try PeerHello(data: Array(Self.expectedData.prefix(24)))
+        #expect(older.rooms.isEmpty && older.target == .all && older.displayName == "Bo")
+        for bad: [UInt8] in [[17, 0, 0, 0], [1, 0, 0, 0], [1, 2, 0x61, 0x07, 0], [0, 3, 0, 0], [0, 1, 0, 0], [1, 1, 0x61]] {
+            let hello = try PeerHello(data: Array(Self.expectedData.prefix(24)) + bad)
+            #expect(hello.rooms.isEmpty && hello.target == .all && hello.displayName == "Bo", "\(bad)")
+        }
+        // At most 16 rooms go out.
+        var crowded = Self.hello
+        crowded.rooms = (0..<20).compactMap { GroupName("room \($0)") }
+        #expect(try PeerHello(data: crowded.data).rooms == Array(crowded.rooms.prefix(16)))
+    }
+
+    @Test func aTargetIsAllARoomOrADevice() throws {
+        #expect(try CallTarget(parsing: "all") == .all)
+        #expect(try CallTarget(parsing: "room:kitchen") == .room(GroupName("kitchen")!))
+        #expect(try CallTarget(parsing: "3f2a-91c0-77de-0b41") == .device(GroupName("3f2a-91c0-77de-0b41")!))
+        for bad in ["", "room:", "room:\u{1B}[2J", String(repeating: "x", count: 33), "a\nb"] {
+            #expect(throws: CallTargetError.badName(bad)) { try CallTarget(parsing: bad) }
+        }
+        #expect(CallTargetError.badName("\u{1B}]0;x").description.unicodeScalars.allSatisfy { $0.value >= 0x20 })
     }
 
     @Test func ignoresReservedFlagsAndTrailingBytes() throws {
