@@ -32,6 +32,15 @@ public struct CallConfiguration: Sendable {
     public var adaptiveCodec = true
     /// The RTP payload type of our Opus stream (dynamic range, RFC 3551).
     public var payloadType: UInt8 = 96
+    /// The same Opus stream sent as a page (`intercom page`): the next dynamic payload type,
+    /// so that every packet says it is one and a receiver ducks the others from the first.
+    public var pagePayloadType: UInt8 { payloadType &+ 1 }
+    /// This call sends a page: a chime or a message, played over everything else.
+    public var isPage = false
+    /// Pages are not played here (`--no-pages`).
+    public var refusesPages = false
+    /// How much quieter the other streams play while a page plays.
+    public var pageDuckingDecibels = 15
     /// Cancel the echo of our speaker in our microphone (live audio only).
     public var echoCancellation = true
     /// The longest echo path the canceller models: device buffers plus room reverberation.

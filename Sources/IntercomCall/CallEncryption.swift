@@ -119,9 +119,11 @@ final class CallEncryption {
         workArrived.signal()
     }
 
-    /// The gain a paired device's stream plays with (nil for our own processes' streams).
-    func listeningGain(of key: [UInt8]) -> Float? {
-        paired[key]?.listening.gain
+    /// The gain a paired device's stream plays with (nil for our own processes' streams); a
+    /// page plays at the device's volume even where it is muted.
+    func listeningGain(of key: [UInt8], page: Bool = false) -> Float? {
+        guard let listening = paired[key]?.listening else { return nil }
+        return page ? PeerListening(volumePercent: listening.volumePercent, muted: false).gain : listening.gain
     }
 
     func stop() {

@@ -98,6 +98,8 @@ public struct CallStatistics: Codable, Sendable {
         public var unvalidated = 0
         /// RTP with our own SSRC: our stream coming back to us.
         public var ownPackets = 0
+        /// Pages refused here (`--no-pages`).
+        public var pagesRefused = 0
     }
 
     /// Things that went wrong on our side, each counted once per datagram, packet or frame lost.
@@ -191,7 +193,8 @@ public struct CallStatistics: Codable, Sendable {
             inboxFull: networkCounters.inboxFull.load(ordering: .relaxed),
             undecodable: playback.undecodable,
             unvalidated: networkCounters.unvalidated.load(ordering: .relaxed),
-            ownPackets: networkCounters.ownPackets.load(ordering: .relaxed)
+            ownPackets: networkCounters.ownPackets.load(ordering: .relaxed),
+            pagesRefused: networkCounters.pagesRefused.load(ordering: .relaxed)
         )
         faults = Faults(
             sendErrors: networkCounters.sendErrors.load(ordering: .relaxed),
@@ -263,6 +266,8 @@ public struct StreamStatistics: Codable, Sendable {
     /// concerned ("to all", "to kitchen", "to you"): nil while no peer sends it.
     public var peer: String?
     public var to: String?
+    /// Whether it is a page, played over the others (which are turned down meanwhile).
+    public var page = false
 }
 
 extension StreamStatistics {

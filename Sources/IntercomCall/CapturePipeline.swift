@@ -99,7 +99,7 @@ final class CapturePipeline {
                 ? configuration.echoTailMilliseconds : nil
         )
         self.stream = stream
-        payloadType = configuration.payloadType
+        payloadType = configuration.isPage ? configuration.pagePayloadType : configuration.payloadType
         self.outbox = outbox
         self.counters = counters
         self.wakeNetwork = wakeNetwork

@@ -18,6 +18,8 @@ final class NetworkCounters: Sendable {
     let unvalidated = Atomic<Int>(0)
     /// RTP packets with our own SSRC: our stream coming back to us.
     let ownPackets = Atomic<Int>(0)
+    /// Pages not played because this device refuses them (`--no-pages`).
+    let pagesRefused = Atomic<Int>(0)
     /// RTP packets with an SSRC that belongs to another peer (a hijack attempt, or a collision).
     let foreignSSRC = Atomic<Int>(0)
     /// Sent datagrams and bytes, RTP and RTCP together.

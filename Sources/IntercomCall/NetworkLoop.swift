@@ -304,8 +304,13 @@ final class NetworkLoop {
     }
 
     private func handleRTP(_ packet: RTPHeader, payload: ArraySlice<UInt8>, from address: SocketAddress, owner: [UInt8], now: UInt64) {
-        guard packet.payloadType == configuration.payloadType, !payload.isEmpty else {
+        let isPage = packet.payloadType == configuration.pagePayloadType
+        guard packet.payloadType == configuration.payloadType || isPage, !payload.isEmpty else {
             counters.wrongPayloadType.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        guard !isPage || !configuration.refusesPages else {
+            counters.pagesRefused.wrappingAdd(1, ordering: .relaxed)
             return
         }
         guard packet.ssrc != ssrc else {
@@ -342,10 +347,11 @@ final class NetworkLoop {
         var copy = inbox.reusable()?.payload ?? []
         copy.removeAll(keepingCapacity: true)
         copy += payload
-        // A paired device plays as loud as it is remembered to (owner is its key), from its first packet on.
+        // A paired device plays as loud as it is remembered to (owner is its key), from its
+        // first packet on; a page at its volume even where it is muted.
         let received = ReceivedPacket(
             ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-            marker: packet.marker, payload: copy, arrivalTime: now, gain: encryption?.listeningGain(of: owner)
+            marker: packet.marker, payload: copy, arrivalTime: now, gain: encryption?.listeningGain(of: owner, page: isPage), isPage: isPage
         )
         if !inbox.push(received) { counters.inboxFull.wrappingAdd(1, ordering: .relaxed) }
     }

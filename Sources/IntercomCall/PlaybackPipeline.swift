@@ -39,7 +39,10 @@ final class PlaybackPipeline {
             frameSamples: configuration.encoder.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
         let undecodable = self.undecodable
-        mixer = StreamMixer(jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total) { _ in
+        mixer = StreamMixer(
+            jitterBufferConfiguration: jitter, maximumStreams: SourceTable<[UInt8]>.Limits().total,
+            ducking: PageDucking(depthDecibels: Double(configuration.pageDuckingDecibels))
+        ) { _ in
             (OpusPlayoutDecoder(undecodable: undecodable, spent: { inbox.giveBack(.spare(consume $0)) }), ResamplingRateAdjuster.make())
         }
     }
@@ -58,6 +61,7 @@ final class PlaybackPipeline {
                     marker: packet.marker, payload: packet.takePayload(), arrivalTime: packet.arrivalTime
                 )
                 if let gain = packet.gain { mixer.setGain(gain, for: packet.ssrc) }
+                if packet.isPage { mixer.markPage(packet.ssrc) }
             }
             period.withUnsafeMutableBufferPointer { mixer.pull(into: $0, now: now) }
             if playingTone.isEmpty, let tone = localTones.pop() { playingTone = tone[...] }
@@ -83,6 +87,7 @@ final class PlaybackPipeline {
     private func publish() {
         streams.removeAll(keepingCapacity: true)
         mixer.forEachStream { streams.append(StreamStatistics(stream: ($0, $1, $2, $3))) }
+        for index in streams.indices where mixer.isPage(streams[index].ssrc) { streams[index].page = true }
         let (undecodable, sinkErrors) = (undecodable.count, sinkErrors)
         let speakerQueue = sink.delayNanoseconds
         let published: Bool? = snapshot.withLockIfAvailable { snapshot in

@@ -12,6 +12,8 @@ struct ReceivedPacket: Sendable {
     /// The gain its stream plays with, for a paired device (remembered with it); nil leaves
     /// the stream's gain as it is.
     var gain: Float? = nil
+    /// Sent as a page (`CallConfiguration.pagePayloadType`).
+    var isPage = false
 
     /// Moves the payload out, leaving none: whoever takes it holds its storage alone, so that
     /// storage can go back to the network thread (`RecyclingRing`) and be refilled without a copy.

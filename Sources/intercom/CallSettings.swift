@@ -163,14 +163,21 @@ struct CallSettings {
     }
 
     /// Builds the call the settings describe, with its audio endpoints.
-    func makeCall(interactive: Bool, headless: Bool, logger: Logger) throws -> Call {
-        let configuration = try callConfiguration(interactive: interactive, headless: headless)
+    /// A page (`page`) sends its file once `start` is set, plays nothing and listens on any free
+    /// port unless --port says which.
+    func makeCall(interactive: Bool, headless: Bool, logger: Logger, page start: SharedFlag? = nil) throws -> Call {
+        var configuration = try callConfiguration(interactive: interactive, headless: headless)
+        if start != nil {
+            configuration.isPage = true
+            configuration.mode = .open
+            configuration.port = network.givenPort ?? 0
+        }
         let (frame, period, bufferMilliseconds) = (configuration.periodSamples, configuration.devicePeriodSamples, audio.audioBufferMilliseconds)
         let source: AudioSource = try audio.inputFile.map { path in
             // A file that is not there (or may not be read) is missing input; one that is, but is no WAV, bad input.
-            try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame) }
+            try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame, start: start) }
         } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
-        let sink: AudioSink = try audio.outputFile.map { path in
+        let sink: AudioSink = try start.map { _ in NullSink(frameSamples: frame) } ?? audio.outputFile.map { path in
             try failing(as: .cannotCreate) { try WAVFileSink(path: path, frameSamples: frame) }
         } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
 
@@ -199,6 +206,8 @@ struct CallSettings {
         if let name = network.name { configuration.name = name }
         configuration.rooms = try network.rooms()
         configuration.target = try network.callTarget()
+        configuration.refusesPages = !network.pages
+        configuration.pageDuckingDecibels = network.pageDucking
         try talk.apply(to: &configuration, interactive: interactive, fileInput: audio.inputFile != nil, headless: headless)
         try audio.apply(to: &configuration)
         configuration.stallForTesting = try run.stall()

@@ -13,7 +13,7 @@ struct Intercom: AsyncParsableCommand {
             """,
         version: intercomVersion,
         subcommands: [
-            Talk.self, Daemon.self, Status.self, Peers.self, Pair.self, Paired.self, Unpair.self, Volume.self, Mute.self, Unmute.self, Devices.self, ShowConfiguration.self,
+            Talk.self, Daemon.self, Status.self, Peers.self, Pair.self, Paired.self, Unpair.self, Volume.self, Mute.self, Unmute.self, Page.self, Devices.self, ShowConfiguration.self,
             Loopback.self, SessionDescriptionCommand.self, Relay.self, Announce.self, BenchDSP.self,
         ],
         defaultSubcommand: Talk.self

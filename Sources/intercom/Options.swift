@@ -135,6 +135,12 @@ struct NetworkOptions: ConfigurableOptions {
     @Option(help: ArgumentHelp("A room this device belongs to (repeatable, at most 16; replaces the configuration file's rooms): 'room:NAME' targets reach it. Its paired devices are told inside the encrypted call.", valueName: "NAME"))
     var room: [String] = []
 
+    @Flag(name: .customLong("pages"), inversion: .prefixedNo, help: "Play pages ('intercom page': a chime or a message, over everything else, even from a device muted here; default: on).")
+    var givenPages: Bool?
+
+    @Option(name: .customLong("page-ducking-db"), help: ArgumentHelp("How much quieter the other devices play while a page plays (default: 15).", valueName: "DB"))
+    var givenPageDucking: Int?
+
     @Option(name: .customLong("to"), help: ArgumentHelp("Whom this device talks to: 'all' (the default), 'room:NAME' (the devices in that room), or one device by its name or fingerprint (a whisper: the others get none of it).", valueName: "TARGET"))
     var target: String?
 
@@ -148,6 +154,8 @@ struct NetworkOptions: ConfigurableOptions {
     var discovery: Bool { givenDiscovery ?? true }
     var nameOrDefault: String { name ?? defaultPeerName() }
     var targetOrDefault: String { target ?? CallTarget.all.description }
+    var pages: Bool { givenPages ?? true }
+    var pageDucking: Int { givenPageDucking ?? 15 }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
@@ -158,6 +166,8 @@ struct NetworkOptions: ConfigurableOptions {
             .init("network.name", \.name, shown: \.nameOrDefault),
             .init("call.rooms", list: \.room),
             .init("call.to", \.target, shown: \.targetOrDefault),
+            .init("call.pages", \.givenPages, shown: \.pages),
+            .init("call.page-ducking-db", \.givenPageDucking, shown: \.pageDucking),
         ]
     }
 }
@@ -170,6 +180,7 @@ extension NetworkOptions {
         _ = try bindAddress()
         _ = try rooms()
         _ = try callTarget()
+        guard (0...40).contains(pageDucking) else { throw ValidationError("--page-ducking-db \(pageDucking) is not from 0 to 40") }
         guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
     }
 

@@ -42,6 +42,8 @@ public enum ConfigurationSchema {
         .init(table: "network", key: "name", option: "name", kind: .text, help: "the name peers see"),
         .init(table: "call", key: "rooms", option: "room", kind: .list, help: "rooms this device belongs to"),
         .init(table: "call", key: "to", option: "to", kind: .text, help: "whom this device talks to: all, room:NAME or a device"),
+        .init(table: "call", key: "pages", option: "pages", kind: .toggle, help: "play pages"),
+        .init(table: "call", key: "page-ducking-db", option: "page-ducking-db", kind: .integer(0...40), help: "how much quieter the others play under a page"),
         .init(table: "talk", key: "mode", option: "mode", kind: .choice(["ptt", "vox", "open"]), help: "when to transmit"),
         .init(table: "talk", key: "vox-threshold", option: "vox-threshold", kind: .integer(1...99), help: "VOX speech probability"),
         .init(table: "talk", key: "ptt-device", option: "ptt-device", kind: .text, help: "evdev talk button"),

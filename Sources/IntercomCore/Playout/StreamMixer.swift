@@ -10,6 +10,8 @@ public final class StreamMixer {
         var gain: Float = 1
         var lastArrival: UInt64
         var level: Float = 0
+        /// A page (`markPage`): played over the others, which `ducking` turns down meanwhile.
+        var isPage = false
     }
 
     /// How long a stream may receive nothing before it is removed (once it has nothing left to play), in nanoseconds.
@@ -22,6 +24,10 @@ public final class StreamMixer {
     /// Few peers: a small array keeps the mixing order deterministic and lookups cheap.
     private var entries: [Entry] = []
     private var limiter: SoftLimiter
+    private var ducking: PageDucking
+    /// RMS (full scale 1) above which a page's period counts as sounding: well below a chime's
+    /// quietest tail, above what a decoder's comfort noise leaves.
+    private static let pageSoundLevel: Float = 0.0005
     private var streamSamples: [Float] = []
     /// The final figures of streams that ended (goodbye or silence), newest last, so that a
     /// call's totals still count them; bounded, since strangers can start and end streams.
@@ -34,12 +40,14 @@ public final class StreamMixer {
         idleTimeout: UInt64 = 5_000_000_000,
         maximumStreams: Int = 64,
         limiter: SoftLimiter = SoftLimiter(),
+        ducking: PageDucking = PageDucking(),
         makeDecoderAndAdjuster: @escaping (_ ssrc: UInt32) -> (decoder: any FrameDecoder, rateAdjuster: any RateAdjuster)?
     ) {
         configuration = jitterBufferConfiguration
         self.idleTimeout = idleTimeout
         self.maximumStreams = maximumStreams
         self.limiter = limiter
+        self.ducking = ducking
         self.makeDecoderAndAdjuster = makeDecoderAndAdjuster
     }
 
@@ -64,6 +72,20 @@ public final class StreamMixer {
     public func setGain(_ gain: Float, for ssrc: UInt32) {
         guard let index = entries.firstIndex(where: { $0.ssrc == ssrc }) else { return }
         entries[index].gain = gain
+    }
+
+    /// Marks the stream with this SSRC as a page: while it sounds, the others play quieter.
+    public func markPage(_ ssrc: UInt32) {
+        guard let index = entries.firstIndex(where: { $0.ssrc == ssrc }), !entries[index].isPage else { return }
+        entries[index].isPage = true
+    }
+
+    /// Whether the other streams are turned down for a page now.
+    public var isDuckingForPage: Bool { ducking.isDucking }
+
+    /// Whether the stream with this SSRC is a page.
+    public func isPage(_ ssrc: UInt32) -> Bool {
+        entries.first { $0.ssrc == ssrc }?.isPage ?? false
     }
 
     /// Stops playing a stream at once (its sender said goodbye or left): no concealment follows.
@@ -109,22 +131,36 @@ public final class StreamMixer {
         if streamSamples.count < output.count {
             streamSamples = Array(repeating: 0, count: output.count)
         }
-        for index in entries.indices {
-            let gain = entries[index].gain
-            let stream = entries[index].stream
-            let energy = streamSamples.withUnsafeMutableBufferPointer { scratch in
-                let samples = UnsafeMutableBufferPointer(rebasing: scratch[..<output.count])
-                stream.pull(into: samples, now: now)
-                var energy: Float = 0
-                for sampleIndex in samples.indices {
-                    let sample = samples[sampleIndex] * gain
-                    output[sampleIndex] += sample
-                    energy += sample * sample
-                }
-                return energy
-            }
-            entries[index].level = output.isEmpty ? 0 : (energy / Float(output.count)).squareRoot()
+        // Pages first: whether one sounded in this period sets how far the others go down.
+        var pageSounded = false
+        for index in entries.indices where entries[index].isPage {
+            mix(entry: index, into: output, now: now, duck: (1, 1))
+            pageSounded = pageSounded || entries[index].level > Self.pageSoundLevel
+        }
+        let duck = ducking.advance(pageSounded: pageSounded, samples: output.count, now: now)
+        for index in entries.indices where !entries[index].isPage {
+            mix(entry: index, into: output, now: now, duck: duck)
         }
         limiter.process(output)
+    }
+
+    /// Adds one stream's period to `output` with its gain, times `duck` going from its first
+    /// to its last value over the period.
+    private func mix(entry index: Int, into output: UnsafeMutableBufferPointer<Float>, now: UInt64, duck: (first: Float, last: Float)) {
+        let gain = entries[index].gain
+        let stream = entries[index].stream
+        let step = output.count > 1 ? (duck.last - duck.first) / Float(output.count - 1) : 0
+        let energy = streamSamples.withUnsafeMutableBufferPointer { scratch in
+            let samples = UnsafeMutableBufferPointer(rebasing: scratch[..<output.count])
+            stream.pull(into: samples, now: now)
+            var energy: Float = 0
+            for sampleIndex in samples.indices {
+                let sample = samples[sampleIndex] * gain * (duck.first + step * Float(sampleIndex))
+                output[sampleIndex] += sample
+                energy += sample * sample
+            }
+            return energy
+        }
+        entries[index].level = output.isEmpty ? 0 : (energy / Float(output.count)).squareRoot()
     }
 }

@@ -17,10 +17,15 @@ public final class WAVFileSource: AudioSource {
     /// The frame just read began one frame period before it was handed over.
     public var lastFrameCaptureTime: UInt64? { pacer.dueTime(offset: -1) }
 
-    public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
+    /// Until it is set, the file waits at its start and the source hands over silence (a page
+    /// waits for its devices' sessions: said before them, its first words would be lost).
+    private let start: SharedFlag?
+
+    public init(path: String, frameSamples: Int, start: SharedFlag? = nil) throws(AudioEndpointError) {
         self.path = path
         samples = try WAVRecording.read(path: path)
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+        self.start = start
     }
 
     /// The file's length at 48 kHz.
@@ -29,7 +34,8 @@ public final class WAVFileSource: AudioSource {
     public func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {
         // A microphone hands over a frame once all of it has been captured.
         if let start = pacer.waitForNextFrame(offset: 1) { firstSampleTime = start }
-        let available = max(0, min(frame.count, samples.count - position))
+        let started = start?.value.load(ordering: .relaxed) ?? true
+        let available = started ? max(0, min(frame.count, samples.count - position)) : 0
         for i in 0..<frame.count { frame[i] = i < available ? samples[position + i] : 0 }
         position += available
         return available > 0
