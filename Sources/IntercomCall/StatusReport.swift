@@ -86,6 +86,7 @@ public struct StatusReport: Codable, Sendable {
             if let listening = peer.listening, listening.muted || listening.volumePercent != 100 {
                 line += listening.muted ? "  muted here" : "  volume \(listening.volumePercent) %"
             }
+            if let stream = peer.ssrc.flatMap({ streams[$0] }), stream.page { line += "  PAGE" }
             if let stream = peer.ssrc.flatMap({ streams[$0] }) {
                 let heard = max(1, stream.received + stream.lost)
                 line += "  loss \((Double(stream.lost) * 100 / Double(heard)).fixed(1))%  jitter \(stream.jitterMs.fixed(1)) ms  delay \(stream.currentDelayMs.fixed(1)) ms"

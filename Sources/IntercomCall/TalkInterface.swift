@@ -228,7 +228,7 @@ public final class TalkInterface: @unchecked Sendable {
                 jitterMilliseconds: stream?.jitterMs ?? peer.reportedJitterMilliseconds ?? 0,
                 delayMilliseconds: stream?.currentDelayMs ?? 0,
                 volumePercent: listening.volumePercent, muted: listening.muted, selected: index == min(selectedPeer, statistics.peers.count - 1),
-                rooms: peer.rooms, to: peer.to
+                rooms: peer.rooms, to: peer.to, page: stream?.page ?? false
             )
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""

@@ -70,7 +70,7 @@ import TestSupport
                                  Self.repository.appendingPathComponent("scripts/manual.py").path, ChildProcess.intercomPath, "1.2.3", "2026-01-01"], timeoutSeconds: 300)
         #expect(page.status == 0)
         #expect(page.output.contains(".TH INTERCOM 1 \"2026-01-01\" \"intercom 1.2.3\""))
-        for subcommand in ["talk", "daemon", "status", "peers", "pair", "paired", "unpair", "volume", "mute", "unmute", "devices", "config", "loopback", "sdp", "relay"] {
+        for subcommand in ["talk", "daemon", "status", "peers", "pair", "paired", "unpair", "volume", "mute", "unmute", "page", "devices", "config", "loopback", "sdp", "relay"] {
             #expect(page.output.contains("\n.SS intercom \(subcommand)"), "no section for \(subcommand)")
         }
         // The options of a subcommand, with their help; the paths as a user who set nothing sees them.

@@ -20,11 +20,13 @@ public struct StatusScreen: Sendable, Equatable {
         /// The rooms it belongs to, and whom it talks to as far as we are concerned ("to you").
         public var rooms: [String]
         public var to: String
+        /// What it sends is a page (played over the others).
+        public var page: Bool
 
         public init(
             name: String, address: String, state: State, level: Double, lossPercent: Double,
             jitterMilliseconds: Double, delayMilliseconds: Double, volumePercent: Int = 100, muted: Bool = false,
-            selected: Bool = false, rooms: [String] = [], to: String = "to all"
+            selected: Bool = false, rooms: [String] = [], to: String = "to all", page: Bool = false
         ) {
             self.name = name
             self.address = address
@@ -38,6 +40,7 @@ public struct StatusScreen: Sendable, Equatable {
             self.selected = selected
             self.rooms = rooms
             self.to = to
+            self.page = page
         }
 
         /// How it plays here, when not as sent: "vol 125%", "muted here".
@@ -114,7 +117,7 @@ public struct StatusScreen: Sendable, Equatable {
             lines.append(fit("no peers yet: waiting for discovery or --peer", width: width))
         }
         for peer in peers {
-            let state = peer.state.rawValue
+            let state = peer.page && peer.state == .talking ? "PAGE" : peer.state.rawValue
             let mark = peer.selected && peers.count > 1 ? "› " : ""
             // Whom a talker talks to matters only while it talks; a room it is in, always.
             let to = peer.state == .talking && peer.to != "to all" ? "  \(peer.to)" : ""

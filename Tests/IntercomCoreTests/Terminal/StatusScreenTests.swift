@@ -40,6 +40,10 @@ import Testing
         #expect(lines[4] == "  good  vol 60%  [###       ] loss 0.4%  jitter 2.3 ms  delay 41.0 ms")
         #expect(lines[5] == "connected  › pi@door  10.77.0.3:5004")
         #expect(lines[6].hasPrefix("  poor  muted here  ["))
+        // A page says so where the state goes.
+        var paging = screen
+        paging.peers[0].page = true
+        #expect(paging.render(width: 80, colour: false)[3].hasPrefix("PAGE  bo@desk"))
         // Alone, a peer needs no mark.
         screen.peers.removeFirst()
         #expect(screen.render(width: 80, colour: false)[3] == "connected  pi@door  10.77.0.3:5004")
