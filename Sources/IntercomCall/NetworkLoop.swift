@@ -65,6 +65,8 @@ final class NetworkLoop {
     /// Whom we talk to (`Call.setTarget` changes it through `targetChanges`), and it made
     /// ready to compare with what peers send without allocating.
     private var target: TargetMatcher
+    /// When reports were last brought forward for a peer's changed rooms.
+    private var lastPromptReport: UInt64 = 0
     let targetChanges = SPSCRing<CallTarget>(capacity: 4)
     /// The rooms we belong to, told in every hello (a reload changes them through `roomChanges`).
     private var rooms: [GroupName]
@@ -394,6 +396,13 @@ final class NetworkLoop {
                 do {
                     guard subtype == PeerHello.subtype else { throw PeerHelloParseError.notPeerHello(name: name, subtype: subtype) }
                     let hello = try PeerHelloView(data: data)
+                    // A peer whose rooms changed may have entered or left our target: it is told at once.
+                    // (At most four times a second: a peer that changed rooms at every hello could
+                    // otherwise draw a report from us for each one.)
+                    if let known = peers.peers[address]?.rooms, !known.elementsEqual(hello.roomsBytes) {
+                        nextReport = min(nextReport, max(now, lastPromptReport + Self.firstReportDelay))
+                        lastPromptReport = nextReport
+                    }
                     peers.update(address) {
                         Self.store(hello.displayNameBytes, in: &$0.name)
                         $0.protocolVersion = Int(PeerHello.currentVersion)

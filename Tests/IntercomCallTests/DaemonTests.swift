@@ -145,6 +145,39 @@ extension EndToEndTests {
             #expect(try #require(a.status()).call.peers.count == 1)
         }
 
+        /// Rooms and a target from the configuration file, changed by SIGHUP during the call: A
+        /// talks to the kitchen, which B joins, and then to all.
+        @Test func sighupAppliesChangedRoomsAndTargetWhileTheCallGoesOn() throws {
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            let (homeA, homeB) = (temporaryPath("xdg-rooms-a"), temporaryPath("xdg-rooms-b"))
+            for home in [homeA, homeB] { try FileManager.default.createDirectory(atPath: home + "/intercom", withIntermediateDirectories: true) }
+            let (configA, configB) = (homeA + "/intercom/config.toml", homeB + "/intercom/config.toml")
+            try "[call]\nto = \"room:kitchen\"\n".write(toFile: configA, atomically: true, encoding: .utf8)
+            try "[call]\nrooms = [\"office\"]\n".write(toFile: configB, atomically: true, encoding: .utf8)
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let b = try RunningDaemon(port: portB, peer: nil, extra: ["--mode", "open"], environment: ["XDG_CONFIG_HOME": homeB])
+            let a = try RunningDaemon(
+                port: portA, peer: portB, extra: ["--input-file", speech.path, "--mode", "open"], environment: ["XDG_CONFIG_HOME": homeA]
+            )
+            // A knows B's room, and sends it nothing.
+            let outside = try #require(a.waitForStatus { $0.call.peers.first?.rooms == ["office"] })
+            #expect(outside.call.to == "room:kitchen" && outside.call.toPeers == 0, "\(outside.call.to) \(outside.call.toPeers)")
+            usleep(1_000_000)
+            #expect(b.status().map(\.call.rtpReceived) == 0, "B heard A's talk to a room it is not in")
+
+            try "[call]\nrooms = [\"office\", \"kitchen\"]\n".write(toFile: configB, atomically: true, encoding: .utf8)
+            kill(try #require(b.pid), SIGHUP)
+            let heard = b.waitForStatus { $0.call.rtpReceived > 50 && $0.call.peers.first?.to == "to kitchen" }
+            #expect(heard != nil, "B did not hear A's talk to the kitchen it joined: \(String(describing: b.status()?.call.peers.first))")
+            #expect(a.status()?.call.toPeers == 1)
+
+            try "[call]\nto = \"all\"\n".write(toFile: configA, atomically: true, encoding: .utf8)
+            kill(try #require(a.pid), SIGHUP)
+            #expect(b.waitForStatus { $0.call.peers.first?.to == "to all" } != nil, "A's new target did not reach B")
+            // The same call: A's stream did not restart.
+            #expect(try #require(a.status()).call.peers.count == 1)
+        }
+
         @Test func theStatusSocketRefusesOtherUsersAndSurvivesGarbage() throws {
             let a = try RunningDaemon(port: freeUDPPort(), peer: nil)
             _ = try #require(a.waitForStatus { _ in true })

@@ -96,6 +96,33 @@ extension EndToEndTests {
             #expect(Double(loud.count) / 10 > min(1.0, keptHeld / 2), "only \(loud.count) loud blocks while the keys held it for \(keptHeld) s")
         }
 
+        /// The number keys pick whom to talk to from a list of everyone, the rooms and the peers,
+        /// shown on the screen with the peers' rooms; the pick is shown at once.
+        @Test func theNumberKeysPickATarget() throws {
+            let (portA, portB) = (freeUDPPort(), freeUDPPort())
+            let listener = try ChildProcess.intercom([
+                "--port", "\(portB)", "--no-discovery", "--output-file", temporaryPath("targets-out.wav"), "--duration", "60",
+                "--name", "bo@desk", "--room", "kitchen",
+            ])
+            defer { listener.signal(SIGTERM) }
+            let tmux = Tmux()
+            let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --no-discovery --port \(portA) --peer 127.0.0.1:\(portB) --input-file \(try SpeechFixture.wavFile(SpeechFixture.paragraph).path) --mode ptt --name ana@laptop --duration 30; echo EXITED $?; sleep 30"
+            _ = try tmux.run(["new-session", "-d", "-s", "targets", "-x", "100", "-y", "20", command])
+            let listed = try tmux.screen("targets", within: 20) { $0.contains("3 bo@desk") }
+            #expect(listed.contains("bo@desk  [kitchen]"), "\(listed)")
+            #expect(listed.contains("all   (1 all  2 room:kitchen  3 bo@desk)"), "\(listed)")
+            _ = try tmux.run(["send-keys", "-t", "targets", "2"])
+            let room = try tmux.screen("targets", within: 5) { $0.contains("to  room:kitchen   (1 all") }
+            #expect(room.contains("to  room:kitchen   (1 all"), "\(room)")
+            _ = try tmux.run(["send-keys", "-t", "targets", "3"])
+            let whisper = try tmux.screen("targets", within: 5) { $0.contains("to  bo@desk   (1 all") }
+            #expect(whisper.contains("to  bo@desk   (1 all"), "\(whisper)")
+            _ = try tmux.run(["send-keys", "-t", "targets", "1"])
+            #expect(try tmux.screen("targets", within: 5) { $0.contains("to  all   (1 all") }.contains("to  all   (1 all"))
+            _ = try tmux.run(["send-keys", "-t", "targets", "q"])
+            #expect(try tmux.screen("targets", within: 10) { $0.contains("EXITED") }.contains("EXITED 0"))
+        }
+
         @Test(arguments: ["C-c", "SIGTERM"])
         func interruptingRestoresTheTerminal(how: String) throws {
             let tmux = Tmux()
