@@ -11,8 +11,9 @@ extension EndToEndTests {
     @Suite struct ListeningCallTests {
         typealias Device = SecureCallTests.Device
 
-        /// A steady tone, so that a level is a level: 12 s of 440 Hz at 0.2.
-        static let tone = (0..<(12 * 48_000)).map { Float(0.2 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
+        /// A steady tone, so that a level is a level: 16 s of 440 Hz at 0.2 (the commands take
+        /// their time on a loaded machine; the checks need 2 s after the last one).
+        static let tone = (0..<(16 * 48_000)).map { Float(0.2 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
 
         /// RMS of what B played from `from` to `to` seconds into its output.
         static func level(_ heard: [Float], from: Double, to: Double) -> Double {
@@ -38,13 +39,15 @@ extension EndToEndTests {
             ) { _ in
                 // Two seconds of the call first, however long A took to start.
                 #expect(forwarder.waitForSealedPacketsTowardB(200), "the call did not start")
-                mutedAt = Date().timeIntervalSince1970
+                // Timed from when each command has stored the change (a command takes a while to
+                // start on a loaded machine).
                 Self.run(["mute", "alice"] + b.arguments)
+                mutedAt = Date().timeIntervalSince1970
                 usleep(3_000_000)
                 // Half as loud, and heard again.
                 Self.run(["volume", "alice", "50"] + b.arguments)
-                unmutedAt = Date().timeIntervalSince1970
                 Self.run(["unmute", Fingerprint(publicKey: a.identity.publicKey).description] + b.arguments)
+                unmutedAt = Date().timeIntervalSince1970
             }
             let start = Double(running.listener.outputStartNs) / 1e9
             let (muted, unmuted) = (mutedAt - start, unmutedAt - start)

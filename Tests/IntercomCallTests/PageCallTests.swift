@@ -47,7 +47,9 @@ extension EndToEndTests {
             try #require(waitForUDPListener(port: listenerPort))
             let talker = try ChildProcess.intercom(devices[0].arguments + [
                 "--port", "\(talkerPort)", "--no-discovery", "--peer", "127.0.0.1:\(listenerPort)",
-                "--input-file", try Self.wav(Self.tone(440, seconds: 9), "talker.wav"), "--duration", "10.5",
+                // Long enough for the page (which starts 3 s in, and may take seconds to start on
+                // a loaded machine) and the second after it.
+                "--input-file", try Self.wav(Self.tone(440, seconds: 16), "talker.wav"), "--duration", "17.5",
             ])
             usleep(3_000_000)
             let page = try ChildProcess.intercom(devices[1].arguments + [

@@ -18,8 +18,8 @@ extension EndToEndTests {
             let heard: [Float]
         }
 
-        /// A talks `to` (with 1.5 s of silence first, for the listeners' hellos to say their
-        /// rooms), to B in the kitchen and C in no room; B and C are not each other's peers,
+        /// A talks `to` (with 3 s of silence first, for the sessions to come up and the listeners'
+        /// hellos to say their rooms, on a loaded machine too), to B in the kitchen and C in no room; B and C are not each other's peers,
         /// so that whatever RTP each receives is A's. All three paired with each other.
         static func call(to target: String) throws -> (talker: CallStatistics, listeners: [Listener]) {
             let devices = try ["a", "b", "c"].map(Device.init)
@@ -28,7 +28,7 @@ extension EndToEndTests {
                 for (other, name) in zip(devices, names) where other.directory != device.directory { try device.trust(other, as: name) }
             }
             let speech = try SpeechFixture.speech(SpeechFixture.sentence)
-            let samples = [Float](repeating: 0, count: 72_000) + speech
+            let samples = [Float](repeating: 0, count: 144_000) + speech
             let speechFile = URL(fileURLWithPath: temporaryPath("target-in.wav"))
             try Data(WAVCodec.encode(.init(sampleRate: 48_000, channels: 1, samples: samples))).write(to: speechFile)
             let seconds = Double(samples.count) / 48_000 + 1.5
