@@ -79,6 +79,38 @@ import Testing
         #expect(stopped.map { $0 - 3 < 0.05 } == true, "stopped holding at \(stopped.map { "\($0)" } ?? "never") s")
     }
 
+    /// The decimated estimator's call for a move is refused while the canceller's prediction
+    /// still explains the microphone (its filter peaked a pitch period off, as in the lab), and
+    /// followed, to the sample, once the echo has really moved that far; near-end speech over a
+    /// canceller that cancelled before moves nothing either.
+    @Test func theEstimatorsCallsAreJudgedByThePrediction() {
+        let far = Self.farEnd(seconds: 5, seed: 8)
+        let near = Self.farEnd(seconds: 5, seed: 41)
+        func tracker(until end: Int, echo: (Int) -> Float) -> EchoMoveTracker {
+            var tracker = EchoMoveTracker(frameSamples: Self.frame)
+            for start in stride(from: 2_000, to: end, by: Self.frame) {
+                let prediction = (start..<(start + Self.frame)).map { Int16(far[$0]) }
+                let microphone = (start..<(start + Self.frame)).map { Int16(clamping: Int(echo($0))) }
+                _ = tracker.observe(microphone: microphone, prediction: prediction)
+            }
+            return tracker
+        }
+        // 8.5 ms, the false call the lab met; the echo stays put.
+        #expect(tracker(until: 2 * 48_000) { far[$0] }.judge(estimate: 408) == .refuse)
+        // The echo moved 150 ms ago by 21 ms, beyond the tracker's own search: the estimate,
+        // whole taps of the decimated filter, is made exact.
+        let moved = tracker(until: 2 * 48_000) { far[$0 - ($0 >= 2 * 48_000 - 7_200 ? 1_003 : 0)] }
+        #expect(moved.judge(estimate: 1_008) == .follow(1_003))
+        // The near end talks over it: no shift explains the microphone.
+        let talking = tracker(until: 2 * 48_000) { far[$0] + ($0 >= 2 * 48_000 - 4_800 ? near[$0] * 2 : 0) }
+        #expect(talking.judge(estimate: 408) == .refuse)
+        // The first placement is never refused.
+        guard case .follow = tracker(until: 2 * 48_000, echo: { far[$0] }).judge(estimate: 408, placing: true) else {
+            Issue.record("a placement was refused")
+            return
+        }
+    }
+
     /// The near end talking over the echo makes the canceller leave much of the microphone,
     /// but no shifted prediction explains it better: nothing moves.
     @Test func doubleTalkMovesNothing() {
