@@ -21,30 +21,52 @@ public final class TalkInterface: @unchecked Sendable {
         public init() {}
     }
 
-    /// A talk button and lamps on GPIO lines (a Raspberry Pi's header).
+    /// Talk buttons and lamps on GPIO lines (a Raspberry Pi's header).
     public struct GPIOControls {
-        public var talkButton: GPIOLine?
+        /// Each button talks, while held, to its target (nil: the call's own).
+        public var talkButtons: [(line: GPIOLine, target: CallTarget?)]
         public var transmitLamp: GPIOLine?
         public var receiveLamp: GPIOLine?
 
-        public init(talkButton: GPIOLine? = nil, transmitLamp: GPIOLine? = nil, receiveLamp: GPIOLine? = nil) {
-            self.talkButton = talkButton
+        public init(talkButtons: [(line: GPIOLine, target: CallTarget?)] = [], transmitLamp: GPIOLine? = nil, receiveLamp: GPIOLine? = nil) {
+            self.talkButtons = talkButtons
             self.transmitLamp = transmitLamp
             self.receiveLamp = receiveLamp
         }
     }
 
+    /// Talk keys on an evdev device (a foot switch, a spare keyboard), each with its target.
+    public struct EvdevControls {
+        public var device: EvdevDevice
+        public var keys: [(code: UInt16, target: CallTarget?)]
+
+        public init(device: EvdevDevice, keys: [(code: UInt16, target: CallTarget?)]) {
+            self.device = device
+            self.keys = keys
+        }
+    }
+
+    /// One talk button or key: its push-to-talk machine and the target it talks to.
+    private struct TalkControl {
+        var talk: PushToTalk
+        let target: CallTarget?
+        var debouncer = ButtonDebouncer()
+        var keyEvents: EvdevKeyEvents?
+    }
+
     private let call: Call
     private let options: Options
     private let gpio: GPIOControls
-    private var gpioDebouncer = ButtonDebouncer()
-    private var gpioTalk: PushToTalk
+    /// One per GPIO talk button, in `gpio.talkButtons`' order.
+    private var gpioTalks: [TalkControl]
     private var lampsLit: (transmit: Bool, receive: Bool)?
     private let terminal: Terminal?
     private let buttonDevice: EvdevDevice?
-    private var buttonEvents: EvdevKeyEvents?
+    /// One per evdev talk key.
+    private var keyTalks: [TalkControl]
     private var terminalTalk: PushToTalk
-    private var buttonTalk: PushToTalk
+    /// The control whose target is in force while it talks (a button with a target of its own).
+    private var targetHeldBy: (gpio: Bool, index: Int)?
     private var parser = TerminalInputParser()
     private var muted = false
     private var selectedPeer = 0
@@ -61,18 +83,20 @@ public final class TalkInterface: @unchecked Sendable {
     private let quitContinuation: AsyncStream<Void>.Continuation
 
     public init(
-        call: Call, options: Options, terminal: Terminal?, button: (device: EvdevDevice, keyCode: UInt16)?, gpio: GPIOControls = .init()
+        call: Call, options: Options, terminal: Terminal?, button: EvdevControls?, gpio: GPIOControls = .init()
     ) {
         (quitRequests, quitContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.call = call
         self.options = options
         self.gpio = gpio
-        gpioTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
+        let maximum = MediaTime.nanoseconds(options.maximumTransmit)
+        gpioTalks = gpio.talkButtons.map { TalkControl(talk: PushToTalk(style: .exact, maximumTransmitNanoseconds: maximum), target: $0.target) }
         self.terminal = terminal
         buttonDevice = button?.device
-        buttonEvents = button.map { EvdevKeyEvents(keyCode: $0.keyCode) }
-        terminalTalk = PushToTalk(style: Self.repeatingStyle(options), maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
-        buttonTalk = PushToTalk(style: .exact, maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
+        keyTalks = (button?.keys ?? []).map { key in
+            TalkControl(talk: PushToTalk(style: .exact, maximumTransmitNanoseconds: maximum), target: key.target, keyEvents: EvdevKeyEvents(keyCode: key.code))
+        }
+        terminalTalk = PushToTalk(style: Self.repeatingStyle(options), maximumTransmitNanoseconds: maximum)
     }
 
     /// The terminal key's style where it reports presses and repeats but no releases.
@@ -115,22 +139,46 @@ public final class TalkInterface: @unchecked Sendable {
             let now = SystemClock.monotonicNanoseconds()
             for event in parser.feed(bytes) { handle(event, now: now) }
             if bytes.isEmpty { for event in parser.flushLoneEscape() { handle(event, now: now) } }
-            if let buttonDevice, buttonEvents != nil {
-                for event in buttonEvents!.feed(buttonDevice.readAvailable()) { buttonTalk.handle(event, now: now) }
+            if let buttonDevice, !keyTalks.isEmpty {
+                let bytes = buttonDevice.readAvailable()
+                for index in keyTalks.indices {
+                    for event in keyTalks[index].keyEvents?.feed(bytes) ?? [] { keyTalks[index].talk.handle(event, now: now) }
+                }
             }
-            if let talkButton = gpio.talkButton, let event = gpioDebouncer.sample(pressed: talkButton.read(), now: now) {
-                gpioTalk.handle(event, now: now)
+            for index in gpioTalks.indices {
+                if let event = gpioTalks[index].debouncer.sample(pressed: gpio.talkButtons[index].line.read(), now: now) {
+                    gpioTalks[index].talk.handle(event, now: now)
+                }
             }
             terminalTalk.tick(now: now)
-            buttonTalk.tick(now: now)
-            gpioTalk.tick(now: now)
-            call.setTalkKey(held: terminalTalk.isTransmitting || buttonTalk.isTransmitting || gpioTalk.isTransmitting)
+            for index in keyTalks.indices { keyTalks[index].talk.tick(now: now) }
+            for index in gpioTalks.indices { gpioTalks[index].talk.tick(now: now) }
+            followButtonTargets()
+            call.setTalkKey(held: terminalTalk.isTransmitting || keyTalks.contains { $0.talk.isTransmitting } || gpioTalks.contains { $0.talk.isTransmitting })
             if now >= nextDraw {
                 let screen = screen()
                 show(screen)
                 light(transmit: screen.transmitting, receive: screen.peers.contains { $0.state == .talking })
                 nextDraw = now + 100_000_000
             }
+        }
+    }
+
+    /// A button with a target of its own talks to it while held (the first pressed wins while
+    /// several are); once it is let go, the call's own target is back.
+    private func followButtonTargets() {
+        if let held = targetHeldBy {
+            let stillTalking = held.gpio ? gpioTalks[held.index].talk.isTransmitting : keyTalks[held.index].talk.isTransmitting
+            guard !stillTalking else { return }
+            targetHeldBy = nil
+            call.setTarget(call.configuration.target)
+        }
+        for (gpio, controls) in [(true, gpioTalks), (false, keyTalks)] {
+            guard let index = controls.indices.first(where: { controls[$0].talk.isTransmitting && controls[$0].target != nil }),
+                  let target = controls[index].target else { continue }
+            targetHeldBy = (gpio, index)
+            call.setTarget(target)
+            return
         }
     }
 

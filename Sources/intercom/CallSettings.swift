@@ -60,12 +60,13 @@ struct ConfigurableSetting<Options> {
         shown = showing
     }
 
-    /// A repeatable option: the command line's list replaces the file's.
-    init(_ path: String, list property: WritableKeyPath<Options, [String]>) {
+    /// A repeatable option: the command line's list replaces the file's; `shown` is the list in
+    /// use when it falls back to a default.
+    init(_ path: String, list property: WritableKeyPath<Options, [String]>, shown: KeyPath<Options, [String]>? = nil) {
         self.path = path
         isGiven = { !$0[keyPath: property].isEmpty }
         fill = { options, file in if options[keyPath: property].isEmpty { options[keyPath: property] = file[keyPath: property] } }
-        shown = { $0[keyPath: property].configurationValue }
+        self.shown = { $0[keyPath: shown ?? property].configurationValue }
     }
 }
 

@@ -39,7 +39,7 @@ struct Daemon: AsyncParsableCommand {
         let talk = settings.talk
         let button = try talk.button()
         let gpio = try talk.gpioControls()
-        let hasControls = button != nil || gpio.talkButton != nil || gpio.transmitLamp != nil || gpio.receiveLamp != nil
+        let hasControls = button != nil || !gpio.talkButtons.isEmpty || gpio.transmitLamp != nil || gpio.receiveLamp != nil
         let interface = hasControls
             ? TalkInterface(call: call, options: talk.interfaceOptions(), terminal: nil, button: button, gpio: gpio)
             : nil

@@ -285,8 +285,8 @@ struct TalkOptions: ConfigurableOptions {
     @Option(name: .customLong("ptt-device"), help: ArgumentHelp("Talk button from this evdev device (a foot switch, a spare keyboard).", valueName: "/dev/input/eventN"))
     var pttDevice: String?
 
-    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("The --ptt-device key that talks, by name (space, the default, KEY_F13, BTN_0) or code.", valueName: "NAME"))
-    var givenPTTKey: String?
+    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("A --ptt-device key that talks, by name (space, the default, KEY_F13, BTN_0) or code; repeatable, each with the target it talks to while held: KEY_F13=room:kitchen.", valueName: "NAME[=TARGET]"))
+    var givenPTTKeys: [String] = []
 
     @Option(name: .customLong("ptt-max-seconds"), help: ArgumentHelp("The longest a held (or stuck) talk key transmits (default: 120).", valueName: "SECONDS"))
     var givenPTTMaxSeconds: Double?
@@ -294,8 +294,8 @@ struct TalkOptions: ConfigurableOptions {
     @Flag(name: .customLong("ptt-latch"), inversion: .prefixedNo, help: "Tap the talk key to start talking, tap again to stop (default: off).")
     var givenPTTLatch: Bool?
 
-    @Option(name: .customLong("ptt-gpio"), help: ArgumentHelp("Talk button on a GPIO line (debounced), e.g. gpiochip0:17.", valueName: "CHIP:LINE"))
-    var pttGPIO: String?
+    @Option(name: .customLong("ptt-gpio"), help: ArgumentHelp("A talk button on a GPIO line (debounced), e.g. gpiochip0:17; repeatable, each with the target it talks to while held: gpiochip0:17=room:kitchen.", valueName: "CHIP:LINE[=TARGET]"))
+    var pttGPIO: [String] = []
 
     @Flag(name: .customLong("gpio-active-high"), inversion: .prefixedNo, help: "The GPIO button drives its line high when pressed (default: off, it shorts it to ground).")
     var givenGPIOActiveHigh: Bool?
@@ -315,7 +315,7 @@ struct TalkOptions: ConfigurableOptions {
     @Option(name: .customLong("vox-threshold"), help: ArgumentHelp("Speech probability (percent) that opens the VOX gate (default: 80).", valueName: "PERCENT"))
     var givenVoxThreshold: Int?
 
-    var pttKey: String { givenPTTKey ?? "space" }
+    var pttKeys: [String] { givenPTTKeys.isEmpty ? ["space"] : givenPTTKeys }
     var pttMaxSeconds: Double { givenPTTMaxSeconds ?? 120 }
     var pttLatch: Bool { givenPTTLatch ?? false }
     var gpioActiveHigh: Bool { givenGPIOActiveHigh ?? false }
@@ -328,12 +328,12 @@ struct TalkOptions: ConfigurableOptions {
             .init("talk.mode", \.mode),
             .init("talk.vox-threshold", \.givenVoxThreshold, shown: \.voxThreshold),
             .init("talk.ptt-device", \.pttDevice),
-            .init("talk.ptt-key", \.givenPTTKey, shown: \.pttKey),
+            .init("talk.ptt-key", list: \.givenPTTKeys, shown: \.pttKeys),
             .init("talk.ptt-max-seconds", \.givenPTTMaxSeconds, shown: \.pttMaxSeconds),
             .init("talk.ptt-latch", \.givenPTTLatch, shown: \.pttLatch),
             .init("talk.ptt-hold-ms", \.givenPTTHoldMilliseconds, shown: \.pttHoldMilliseconds),
             .init("talk.tones", \.givenTones, shown: \.tones),
-            .init("talk.ptt-gpio", \.pttGPIO),
+            .init("talk.ptt-gpio", list: \.pttGPIO),
             .init("talk.gpio-active-high", \.givenGPIOActiveHigh, shown: \.gpioActiveHigh),
             .init("talk.tx-lamp-gpio", \.transmitLampGPIO),
             .init("talk.rx-lamp-gpio", \.receiveLampGPIO),
@@ -344,7 +344,7 @@ struct TalkOptions: ConfigurableOptions {
     /// headless with no button, voice activation; otherwise (files, scripts) always open.
     func effectiveMode(interactive: Bool, fileInput: Bool, headless: Bool = false) -> TalkMode {
         if let mode { return mode }
-        if pttDevice != nil || pttGPIO != nil || (interactive && !fileInput) { return .ptt }
+        if pttDevice != nil || !pttGPIO.isEmpty || (interactive && !fileInput) { return .ptt }
         return headless && !fileInput ? .vox : .open
     }
 
@@ -353,8 +353,15 @@ struct TalkOptions: ConfigurableOptions {
         guard (1...99).contains(voxThreshold) else { throw ValidationError("--vox-threshold \(voxThreshold) is outside 1...99") }
         guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
         guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
-        guard EvdevKeyEvents.keyCode(named: pttKey) != nil else { throw ValidationError("--ptt-key '\(pttKey)' is not a key name or code") }
-        for (text, option) in [(pttGPIO, "--ptt-gpio"), (transmitLampGPIO, "--tx-lamp-gpio"), (receiveLampGPIO, "--rx-lamp-gpio")] {
+        for key in pttKeys {
+            let (name, _) = try Self.control(key, option: "--ptt-key")
+            guard EvdevKeyEvents.keyCode(named: name) != nil else { throw ValidationError("--ptt-key '\(name)' is not a key name or code") }
+        }
+        for button in pttGPIO {
+            let (address, _) = try Self.control(button, option: "--ptt-gpio")
+            guard GPIOLineAddress(address) != nil else { throw ValidationError("--ptt-gpio '\(address)' is not CHIP:LINE, e.g. gpiochip0:17") }
+        }
+        for (text, option) in [(transmitLampGPIO, "--tx-lamp-gpio"), (receiveLampGPIO, "--rx-lamp-gpio")] {
             guard let text else { continue }
             guard GPIOLineAddress(text) != nil else { throw ValidationError("\(option) '\(text)' is not CHIP:LINE, e.g. gpiochip0:17") }
         }
@@ -415,7 +422,17 @@ extension TalkOptions {
         return options
     }
 
-    /// The GPIO button and lamps asked for, opened.
+    /// A talk control's text, `NAME` or `NAME=TARGET`, read.
+    static func control(_ text: String, option: String) throws -> (name: String, target: CallTarget?) {
+        guard let equals = text.firstIndex(of: "=") else { return (text, nil) }
+        do {
+            return (String(text[..<equals]), try CallTarget(parsing: String(text[text.index(after: equals)...])))
+        } catch {
+            throw ValidationError("\(option) '\(TerminalText.sanitized(text.prefix(60)))': \(error)")
+        }
+    }
+
+    /// The GPIO buttons and lamps asked for, opened.
     func gpioControls() throws -> TalkInterface.GPIOControls {
         func line(_ text: String?, _ option: String, _ direction: ChipGPIOLine.Direction) throws -> GPIOLine? {
             guard let text, let address = GPIOLineAddress(text) else { return nil }
@@ -425,18 +442,29 @@ extension TalkOptions {
                 throw Failure(.unavailable, message: "\(option): \(error)")
             }
         }
+        let buttons = try pttGPIO.map { text -> (line: GPIOLine, target: CallTarget?) in
+            let (address, target) = try Self.control(text, option: "--ptt-gpio")
+            guard let opened = try line(address, "--ptt-gpio", .input(activeLow: !gpioActiveHigh)) else {
+                throw ValidationError("--ptt-gpio '\(address)' is not CHIP:LINE, e.g. gpiochip0:17")
+            }
+            return (opened, target)
+        }
         return TalkInterface.GPIOControls(
-            talkButton: try line(pttGPIO, "--ptt-gpio", .input(activeLow: !gpioActiveHigh)),
+            talkButtons: buttons,
             transmitLamp: try line(transmitLampGPIO, "--tx-lamp-gpio", .output),
             receiveLamp: try line(receiveLampGPIO, "--rx-lamp-gpio", .output)
         )
     }
 
-    /// The evdev talk button, opened, if one was asked for.
-    func button() throws -> (device: EvdevDevice, keyCode: UInt16)? {
-        guard let pttDevice, let code = EvdevKeyEvents.keyCode(named: pttKey) else { return nil }
+    /// The evdev talk keys, their device opened, if one was asked for.
+    func button() throws -> TalkInterface.EvdevControls? {
+        guard let pttDevice else { return nil }
+        let keys = try pttKeys.compactMap { text -> (code: UInt16, target: CallTarget?)? in
+            let (name, target) = try Self.control(text, option: "--ptt-key")
+            return EvdevKeyEvents.keyCode(named: name).map { ($0, target) }
+        }
         do {
-            return (try EvdevDevice(path: pttDevice), code)
+            return TalkInterface.EvdevControls(device: try EvdevDevice(path: pttDevice), keys: keys)
         } catch {
             throw Failure(.unavailable, message: "--ptt-device \(error)")
         }

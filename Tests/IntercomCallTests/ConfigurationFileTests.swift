@@ -68,6 +68,14 @@ import TestSupport
         }
     }
 
+    /// A list of one may be its one string: `ptt-gpio = "gpiochip0:17"`, as files said before a
+    /// device could have several buttons, still reads.
+    @Test func aListOfOneMayBeWrittenAsItsString() throws {
+        let file = try ConfigurationFile.parse("[talk]\nptt-gpio = \"gpiochip0:17\"\nptt-key = [\"KEY_F13\", \"KEY_F14=room:kitchen\"]\n", path: "c.toml")
+        #expect(file.warnings.isEmpty, "\(file.warnings)")
+        #expect(file.arguments == ["--ptt-gpio", "gpiochip0:17", "--ptt-key", "KEY_F13", "--ptt-key", "KEY_F14=room:kitchen"])
+    }
+
     @Test func unknownKeysAreWarnedAboutWithTheirLine() throws {
         let file = try ConfigurationFile.parse("[network]\nport = 1\ncolour = \"blue\"\n\n[extras]\nx = 1\n", path: "c.toml")
         #expect(file.warnings.sorted() == ["c.toml:3: unknown key 'network.colour' (ignored)", "c.toml:6: unknown table [extras] (ignored)"])

@@ -33,7 +33,7 @@ extension EndToEndTests {
             let (transmitLamp, receiveLamp) = (SimulatedGPIOLine(), SimulatedGPIOLine())
             let interface = TalkInterface(
                 call: pi, options: .init(), terminal: nil, button: nil,
-                gpio: .init(talkButton: button, transmitLamp: transmitLamp, receiveLamp: receiveLamp)
+                gpio: .init(talkButtons: [(button, nil)], transmitLamp: transmitLamp, receiveLamp: receiveLamp)
             )
             try listener.start()
             try pi.start()
@@ -61,6 +61,41 @@ extension EndToEndTests {
             #expect(!pi.isTransmitting)
             #expect(!transmitLamp.read())
             #expect(transmitLamp.writes == [false, true, false], "the lamp flickered: \(transmitLamp.writes)")
+        }
+
+        /// Two buttons: one talks to the call's target, the other to the kitchen while it is held;
+        /// let go, the call's own target is back.
+        @Test func eachButtonTalksToItsOwnTarget() async throws {
+            let logger = Logger(label: "test")
+            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
+            var configuration = CallConfiguration()
+            configuration.port = 0
+            configuration.mode = .ptt
+            let pi = try Call(
+                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples),
+                sink: NullSink(frameSamples: configuration.periodSamples), logger: logger
+            )
+            let (plain, kitchen) = (SimulatedGPIOLine(), SimulatedGPIOLine())
+            let interface = TalkInterface(
+                call: pi, options: .init(), terminal: nil, button: nil,
+                gpio: .init(talkButtons: [(plain, nil), (kitchen, .room(GroupName("kitchen")!))])
+            )
+            try pi.start()
+            try interface.start()
+            defer {
+                interface.stop()
+                pi.stop()
+            }
+            kitchen.set(true)
+            try await waitUntil(timeout: .seconds(10)) { pi.target == .room(GroupName("kitchen")!) }
+            #expect(pi.target == .room(GroupName("kitchen")!))
+            kitchen.set(false)
+            try await waitUntil(timeout: .seconds(10)) { pi.target == .all }
+            #expect(pi.target == .all)
+            plain.set(true)
+            try await waitUntil(timeout: .seconds(10)) { pi.statistics().runningSeconds > 0 && pi.isTransmitting }
+            #expect(pi.target == .all, "a button without a target of its own talks to the call's")
+            plain.set(false)
         }
 
         @Test func lineAddresses() {

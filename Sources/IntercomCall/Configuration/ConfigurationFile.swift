@@ -88,6 +88,10 @@ public struct ConfigurationFile: Sendable {
             return [option, text]
         case (.choice(let choices), .integer(let number)) where choices.contains("\(number)"):
             return [option, "\(number)"]
+        case (.list, .string(let text)) where !text.isEmpty:
+            // A list of one may be written as its one string (as `ptt-gpio` was, before a
+            // device could have several buttons).
+            return [option, text]
         case (.list, .array(let items)):
             let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
             guard texts.count == items.count else { return nil }
