@@ -58,10 +58,9 @@ final class PlaybackPipeline {
                 }
                 mixer.insert(
                     ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-                    marker: packet.marker, payload: packet.takePayload(), arrivalTime: packet.arrivalTime
+                    marker: packet.marker, payload: packet.takePayload(), arrivalTime: packet.arrivalTime,
+                    gain: packet.gain, isPage: packet.isPage
                 )
-                if let gain = packet.gain { mixer.setGain(gain, for: packet.ssrc) }
-                if packet.isPage { mixer.markPage(packet.ssrc) }
             }
             period.withUnsafeMutableBufferPointer { mixer.pull(into: $0, now: now) }
             if playingTone.isEmpty, let tone = localTones.pop() { playingTone = tone[...] }

@@ -27,9 +27,6 @@ public struct PageDucking: Sendable {
         self.sampleRate = sampleRate
     }
 
-    /// Whether the others are turned down at all now.
-    public var isDucking: Bool { decibelsDown > 0 }
-
     /// The gains of the other streams for a period of `samples` starting at `now`, at its
     /// first sample and at its last, and whether a page sounded in it; the gain goes from one
     /// to the other in a straight line in decibels.

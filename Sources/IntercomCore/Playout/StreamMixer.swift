@@ -10,7 +10,7 @@ public final class StreamMixer {
         var gain: Float = 1
         var lastArrival: UInt64
         var level: Float = 0
-        /// A page (`markPage`): played over the others, which `ducking` turns down meanwhile.
+        /// A page (`insert`'s `isPage`): played over the others, which `ducking` turns down meanwhile.
         var isPage = false
     }
 
@@ -74,15 +74,6 @@ public final class StreamMixer {
         entries[index].gain = gain
     }
 
-    /// Marks the stream with this SSRC as a page: while it sounds, the others play quieter.
-    public func markPage(_ ssrc: UInt32) {
-        guard let index = entries.firstIndex(where: { $0.ssrc == ssrc }), !entries[index].isPage else { return }
-        entries[index].isPage = true
-    }
-
-    /// Whether the other streams are turned down for a page now.
-    public var isDuckingForPage: Bool { ducking.isDucking }
-
     /// Whether the stream with this SSRC is a page.
     public func isPage(_ ssrc: UInt32) -> Bool {
         entries.first { $0.ssrc == ssrc }?.isPage ?? false
@@ -102,8 +93,13 @@ public final class StreamMixer {
         entries.removeAll(where: shouldEnd)
     }
 
-    /// Routes a received packet to its stream, creating the stream for a new SSRC.
-    public func insert(ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: consuming [UInt8], arrivalTime now: UInt64) {
+    /// Routes a received packet to its stream, creating the stream for a new SSRC. `gain`, when
+    /// given, is the stream's from now on (a paired device's remembered volume); a packet sent
+    /// as a page makes its stream one: while it sounds, the others play quieter.
+    public func insert(
+        ssrc: UInt32, sequenceNumber: UInt16, timestamp: UInt32, marker: Bool, payload: consuming [UInt8], arrivalTime now: UInt64,
+        gain: Float? = nil, isPage: Bool = false
+    ) {
         let index: Int
         if let existing = entries.firstIndex(where: { $0.ssrc == ssrc }) {
             index = existing
@@ -114,6 +110,8 @@ public final class StreamMixer {
             index = entries.endIndex - 1
         }
         entries[index].lastArrival = now
+        if let gain { entries[index].gain = gain }
+        if isPage { entries[index].isPage = true }
         entries[index].stream.insert(sequenceNumber: sequenceNumber, timestamp: timestamp, marker: marker, payload: consume payload, arrivalTime: now)
     }
 
