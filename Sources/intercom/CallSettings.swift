@@ -216,21 +216,25 @@ struct CallSettings {
             configuration.security = try failing(as: .cannotCreate) { try identity.callSecurity(rekeySeconds: network.rekeySeconds) }
         }
         configuration.encoder.constrainedVariableBitrate = configuration.security != nil
-        if case .device(let device) = configuration.target, let security = configuration.security {
-            try Self.checkPaired(device, in: security.trustedDevices)
+        if let security = configuration.security {
+            let targets = [("--to", configuration.target)] + (try talk.buttonTargets())
+            for (option, target) in targets {
+                guard case .device(let device) = target else { continue }
+                try Self.checkPaired(device, option: option, in: security.trustedDevices)
+            }
         }
         return configuration
     }
 
     /// A whisper's device is one of the paired devices, by the name it was paired under or
     /// its fingerprint: a typo would otherwise send nothing, silently.
-    private static func checkPaired(_ device: GroupName, in store: TrustedDeviceStore) throws {
+    private static func checkPaired(_ device: GroupName, option: String, in store: TrustedDeviceStore) throws {
         let paired = try failing(as: .cannotCreate) { try store.load() }
         let known = paired.contains { $0.name == device.text || $0.keyBytes.map { Fingerprint(publicKey: $0).matches(device.text) } == true }
         guard !known else { return }
         let names = paired.map { TerminalText.sanitized($0.name) }.sorted()
         throw ValidationError(
-            "--to \(TerminalText.sanitized(device.text)): no paired device is called that or has that fingerprint; "
+            "\(option) \(TerminalText.sanitized(device.text)): no paired device is called that or has that fingerprint; "
                 + (names.isEmpty ? "no device is paired yet" : "paired: \(names.joined(separator: ", "))")
                 + " (or 'all', or 'room:NAME')")
     }

@@ -432,6 +432,14 @@ extension TalkOptions {
         }
     }
 
+    /// The targets the talk buttons and keys name, with their option.
+    func buttonTargets() throws -> [(option: String, target: CallTarget)] {
+        let keys = pttDevice == nil ? [] : pttKeys.map { ("--ptt-key", $0) }
+        return try (pttGPIO.map { ("--ptt-gpio", $0) } + keys).compactMap { option, text in
+            try Self.control(text, option: option).target.map { (option, $0) }
+        }
+    }
+
     /// The GPIO buttons and lamps asked for, opened.
     func gpioControls() throws -> TalkInterface.GPIOControls {
         func line(_ text: String?, _ option: String, _ direction: ChipGPIOLine.Direction) throws -> GPIOLine? {
