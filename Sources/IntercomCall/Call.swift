@@ -34,8 +34,9 @@ public final class Call: @unchecked Sendable {
     /// `Self.talkKeyPressesKept`: what a measurement from outside times the far end's ear from.
     private let talkKeyPresses = Mutex<[UInt64]>([])
     private static let talkKeyPressesKept = 64
-    private let currentTarget: Mutex<CallTarget>
-    private let currentRooms: Mutex<[GroupName]>
+    /// Whom we talk to (`chosen`, or while a talk button with a target of its own is held,
+    /// `held`) and the rooms we belong to.
+    private let announced: Mutex<(chosen: CallTarget, held: CallTarget?, rooms: [GroupName])>
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
     private let discoveryStatus = Atomic<Int>(0)
     /// When the call was set up (monotonic ns): discovery times count from here.
@@ -50,8 +51,7 @@ public final class Call: @unchecked Sendable {
         captureDevice = (source as? ALSACaptureSource).map { ($0.device, $0.counters) }
         playbackDevice = (sink as? ALSAPlaybackSink).map { ($0.device, $0.counters) }
         self.logger = logger
-        currentTarget = Mutex(configuration.target)
-        currentRooms = Mutex(configuration.rooms)
+        announced = Mutex((configuration.target, nil, configuration.rooms))
         guard (0...65535).contains(configuration.port) else {
             throw CallError.invalidPort(configuration.port)
         }
@@ -143,25 +143,42 @@ public final class Call: @unchecked Sendable {
     /// Peak level of our microphone's last frame, 0…1.
     public var microphoneLevel: Double { Double(capture.counters.level.load(ordering: .relaxed)) / 32768 }
 
-    /// Changes whom we talk to, while the call goes on: the next packet goes to the new
-    /// target's devices only, and every peer is told at once. Call from one thread only.
+    /// Changes whom we talk to (the number keys, a reload), while the call goes on: the next
+    /// packet goes to the new target's devices only, and every peer is told at once. Any thread.
     public func setTarget(_ target: CallTarget) {
-        if network.targetChanges.push(target) { poller.wake() }
-        currentTarget.withLock { $0 = target }
+        announce { $0.chosen = target }
     }
 
-    /// Changes the rooms we belong to (a reload); the peers hear of it at once. Call from one
-    /// thread only.
+    /// While a talk button with a target of its own is held, whom we talk to instead of the
+    /// chosen target (nil: the chosen one again). Any thread.
+    public func holdTarget(_ target: CallTarget?) {
+        announce { $0.held = target }
+    }
+
+    /// Changes the rooms we belong to (a reload); the peers hear of it at once. Any thread.
     public func setRooms(_ rooms: [GroupName]) {
-        if network.roomChanges.push(rooms) { poller.wake() }
-        currentRooms.withLock { $0 = rooms }
+        announce { $0.rooms = rooms }
+    }
+
+    /// Hands the network thread what its hellos and its sending follow, made here rather than
+    /// on that thread (the target's matcher allocates).
+    private func announce(_ change: (inout (chosen: CallTarget, held: CallTarget?, rooms: [GroupName])) -> Void) {
+        announced.withLock { announced in
+            change(&announced)
+            let next = Announcement(target: announced.held ?? announced.chosen, rooms: announced.rooms)
+            network.pendingAnnouncement.withLock { $0 = next }
+        }
+        poller.wake()
     }
 
     /// The rooms we belong to now.
-    public var rooms: [GroupName] { currentRooms.withLock { $0 } }
+    public var rooms: [GroupName] { announced.withLock { $0.rooms } }
 
-    /// Whom we talk to now.
-    public var target: CallTarget { currentTarget.withLock { $0 } }
+    /// Whom we talk to now (a held talk button's target, else the chosen one).
+    public var target: CallTarget { announced.withLock { $0.held ?? $0.chosen } }
+
+    /// Whom we talk to when no talk button with a target of its own is held.
+    public var chosenTarget: CallTarget { announced.withLock { $0.chosen } }
 
     /// Sets how loud one peer's stream plays (1 = as sent). Call from one thread only.
     public func setVolume(_ gain: Float, ssrc: UInt32) {

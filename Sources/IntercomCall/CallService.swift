@@ -200,7 +200,7 @@ extension Call {
             logger.notice("rooms changed", metadata: ["rooms": "\(reload.rooms.map(\.text))"])
             setRooms(reload.rooms)
         }
-        if reload.target != target {
+        if reload.target != chosenTarget {
             logger.notice("target changed", metadata: ["to": "\(reload.target)"])
             setTarget(reload.target)
         }

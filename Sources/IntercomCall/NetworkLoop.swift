@@ -62,15 +62,14 @@ final class NetworkLoop {
     private var reportTails: [[UInt8]?]
     /// The peers we call, listed for each upkeep into storage kept between them.
     private var wanted: [SocketAddress] = []
-    /// Whom we talk to (`Call.setTarget` changes it through `targetChanges`), and it made
-    /// ready to compare with what peers send without allocating.
-    private var target: TargetMatcher
+    /// Whom we talk to, made ready to compare with what peers send without allocating, and
+    /// the rooms we belong to, told in every hello.
+    private var announcement: Announcement
+    /// A new announcement from the interface, a talk button or a reload (`Call.setTarget`),
+    /// made on their thread; the network thread only tries the lock.
+    let pendingAnnouncement = Mutex<Announcement?>(nil)
     /// When reports were last brought forward for a peer's changed rooms.
     private var lastPromptReport: UInt64 = 0
-    let targetChanges = SPSCRing<CallTarget>(capacity: 4)
-    /// The rooms we belong to, told in every hello (a reload changes them through `roomChanges`).
-    private var rooms: [GroupName]
-    let roomChanges = SPSCRing<[GroupName]>(capacity: 4)
     private var nextPublish: UInt64 = 0
     /// How stale the published peers and link figures may be between reports: displays
     /// refresh a few times a second, and building the rows on every packet costs allocations.
@@ -96,8 +95,7 @@ final class NetworkLoop {
         senders = SenderAddressCache(capacity: peers.capacity)
         encryption = configuration.security.map { CallEncryption($0, logger: logger, wakeNetwork: { [poller] in poller.wake() }) }
         for address in configuration.staticPeers { peers.add(address, origin: .configured) }
-        target = TargetMatcher(configuration.target)
-        rooms = configuration.rooms
+        announcement = Announcement(target: configuration.target, rooms: configuration.rooms)
         reportTails = Array(repeating: nil, count: 2 * 3)
     }
 
@@ -505,7 +503,7 @@ final class NetworkLoop {
     private func reportTail(talking: Bool, target kind: UInt8) -> [UInt8] {
         let slot = Int(kind) * 2 + (talking ? 1 : 0)
         if let made = reportTails[slot] { return made }
-        let heard: HeardTarget = switch (kind, target.target) {
+        let heard: HeardTarget = switch (kind, announcement.target.target) {
         case (1, .room(let room)): .room(room)
         case (2, _): .you
         default: .all
@@ -513,7 +511,7 @@ final class NetworkLoop {
         let hello = PeerHello(
             isTalking: talking, listeningPort: socket.localPort,
             peerID: configuration.peerID, displayName: String(configuration.name.utf8.prefix(PeerHello.maximumDisplayNameByteCount)) ?? "",
-            rooms: rooms, target: heard
+            rooms: announcement.rooms, target: heard
         )
         let tail = RTCPPacket.serializeCompound([
             .sourceDescription([SDESChunk(ssrc: ssrc, items: [.canonicalName(configuration.peerID.description), .name(configuration.name)])]),
@@ -525,19 +523,10 @@ final class NetworkLoop {
 
     // MARK: Targets
 
-    /// A new target from the user interface, or new rooms from a reload: the hellos that say
-    /// so go out at once.
+    /// A new target or new rooms: the hellos that say so go out at once.
     private func applyTargetChanges(now: UInt64) {
-        var changed = false
-        while let next = targetChanges.pop() {
-            target = TargetMatcher(next)
-            changed = true
-        }
-        while let next = roomChanges.pop() {
-            rooms = next
-            changed = true
-        }
-        guard changed else { return }
+        guard let next = pendingAnnouncement.withLockIfAvailable({ $0.take() }) ?? nil else { return }
+        announcement = next
         for index in reportTails.indices { reportTails[index] = nil }
         nextReport = now
     }
@@ -545,6 +534,7 @@ final class NetworkLoop {
     /// Whether the peer at `address` is in our target, and what it is told (`HeardTarget` on
     /// the wire: 0 all, 1 a room, 2 you); nil when it is not. Allocates nothing.
     private func heardTarget(by address: SocketAddress) -> UInt8? {
+        let target = announcement.target
         switch target.target {
         case .all:
             return 0
@@ -734,10 +724,21 @@ public struct PeerSnapshot: Sendable, Codable {
     }
 }
 
+/// Whom a call talks to and the rooms it belongs to, as its hellos tell its peers.
+struct Announcement: Sendable {
+    let target: TargetMatcher
+    let rooms: [GroupName]
+
+    init(target: CallTarget, rooms: [GroupName]) {
+        self.target = TargetMatcher(target)
+        self.rooms = rooms
+    }
+}
+
 /// A target made ready for the network thread to compare, packet by packet, with what it
 /// knows of each peer, without allocating: the room's name as bytes, a fingerprint as
 /// lowercase hexadecimal digits.
-struct TargetMatcher {
+struct TargetMatcher: Sendable {
     let target: CallTarget
     private let roomBytes: [UInt8]
     private let fingerprintDigits: [UInt8]?
@@ -761,16 +762,7 @@ struct TargetMatcher {
 
     /// Whether a hello's rooms (`PeerHelloView.roomsBytes`) name the target's room.
     func isRoomNamed(in rooms: [UInt8]) -> Bool {
-        guard let count = rooms.first, !roomBytes.isEmpty else { return false }
-        var index = 1
-        for _ in 0..<Int(count) {
-            guard index < rooms.count else { return false }
-            let end = index + 1 + Int(rooms[index])
-            guard end <= rooms.count else { return false }
-            if rooms[(index + 1)..<end].elementsEqual(roomBytes) { return true }
-            index = end
-        }
-        return false
+        !roomBytes.isEmpty && PeerHelloView.firstRoom(in: rooms[...]) { $0.elementsEqual(roomBytes) }
     }
 
     func isDeviceNamed(_ name: String) -> Bool {

@@ -165,19 +165,20 @@ public final class TalkInterface: @unchecked Sendable {
     }
 
     /// A button with a target of its own talks to it while held (the first pressed wins while
-    /// several are); once it is let go, the call's own target is back.
+    /// several are); once it is let go, the chosen target (the configured one, or a reload's)
+    /// is back.
     private func followButtonTargets() {
         if let held = targetHeldBy {
             let stillTalking = held.gpio ? gpioTalks[held.index].talk.isTransmitting : keyTalks[held.index].talk.isTransmitting
             guard !stillTalking else { return }
             targetHeldBy = nil
-            call.setTarget(call.configuration.target)
+            call.holdTarget(nil)
         }
         for (gpio, controls) in [(true, gpioTalks), (false, keyTalks)] {
             guard let index = controls.indices.first(where: { controls[$0].talk.isTransmitting && controls[$0].target != nil }),
                   let target = controls[index].target else { continue }
             targetHeldBy = (gpio, index)
-            call.setTarget(target)
+            call.holdTarget(target)
             return
         }
     }
@@ -222,7 +223,7 @@ public final class TalkInterface: @unchecked Sendable {
     /// Whom the number keys can pick: everyone, each room we or a peer belong to, then each
     /// peer by its name. Picking is instant (the next packet goes to the new target).
     private func targets(_ statistics: CallStatistics) -> [CallTarget] {
-        let rooms = Set(call.configuration.rooms + statistics.peers.flatMap { $0.rooms.compactMap { GroupName($0) } })
+        let rooms = Set(call.rooms + statistics.peers.flatMap { $0.rooms.compactMap { GroupName($0) } })
         let devices = statistics.peers.compactMap { $0.name.flatMap { GroupName($0) } }
         var seen = Set<CallTarget>()
         return ([.all] + rooms.sorted().map(CallTarget.room) + devices.map(CallTarget.device)).filter { seen.insert($0).inserted }

@@ -64,7 +64,7 @@ extension EndToEndTests {
         }
 
         /// Two buttons: one talks to the call's target, the other to the kitchen while it is held;
-        /// let go, the call's own target is back.
+        /// let go, the call's chosen target (a reload's, if one came meanwhile) is back.
         @Test func eachButtonTalksToItsOwnTarget() async throws {
             let logger = Logger(label: "test")
             let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
@@ -89,9 +89,14 @@ extension EndToEndTests {
             kitchen.set(true)
             try await waitUntil(timeout: .seconds(10)) { pi.target == .room(GroupName("kitchen")!) }
             #expect(pi.target == .room(GroupName("kitchen")!))
+            // A reload chooses another target meanwhile: the held button keeps its own, and once
+            // it is let go the reload's is in force.
+            pi.setTarget(.room(GroupName("upstairs")!))
+            #expect(pi.target == .room(GroupName("kitchen")!))
             kitchen.set(false)
-            try await waitUntil(timeout: .seconds(10)) { pi.target == .all }
-            #expect(pi.target == .all)
+            try await waitUntil(timeout: .seconds(10)) { pi.target == .room(GroupName("upstairs")!) }
+            #expect(pi.target == .room(GroupName("upstairs")!))
+            pi.setTarget(.all)
             plain.set(true)
             try await waitUntil(timeout: .seconds(10)) { pi.statistics().runningSeconds > 0 && pi.isTransmitting }
             #expect(pi.target == .all, "a button without a target of its own talks to the call's")

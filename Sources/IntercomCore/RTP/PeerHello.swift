@@ -201,18 +201,27 @@ public struct PeerHelloView: Sendable {
 
     /// The rooms in `roomsBytes` as `init(data:)` checked them.
     public static func rooms(in bytes: ArraySlice<UInt8>) -> [GroupName] {
-        guard let count = bytes.first else { return [] }
         var rooms: [GroupName] = []
-        var index = bytes.startIndex + 1
-        for _ in 0..<Int(count) {
-            guard index < bytes.endIndex else { break }
-            let length = Int(bytes[index])
-            let end = index + 1 + length
-            guard end <= bytes.endIndex else { break }
-            if let room = GroupName(String(decoding: bytes[(index + 1)..<end], as: UTF8.self)) { rooms.append(room) }
-            index = end
+        _ = firstRoom(in: bytes) { name in
+            if let room = GroupName(String(decoding: name, as: UTF8.self)) { rooms.append(room) }
+            return false
         }
         return rooms
+    }
+
+    /// Whether `matches` holds for one of the room names (UTF-8) in `roomsBytes`, read in
+    /// order until it does; a block cut short ends there. Allocates nothing.
+    public static func firstRoom(in bytes: ArraySlice<UInt8>, where matches: (ArraySlice<UInt8>) -> Bool) -> Bool {
+        guard let count = bytes.first else { return false }
+        var index = bytes.startIndex + 1
+        for _ in 0..<Int(count) {
+            guard index < bytes.endIndex else { return false }
+            let end = index + 1 + Int(bytes[index])
+            guard end <= bytes.endIndex else { return false }
+            if matches(bytes[(index + 1)..<end]) { return true }
+            index = end
+        }
+        return false
     }
 
     /// The check `String(validating:as:)` makes, without making the string.
