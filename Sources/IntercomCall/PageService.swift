@@ -40,13 +40,13 @@ public struct PageService: Service {
         let deadline = clock.now + reachTimeout
         var firstReached: ContinuousClock.Instant?
         while clock.now < deadline {
-            let reached = Self.reached(call.statistics(), encrypted: call.configuration.security != nil)
+            let reached = reachedNow()
             if reached > 0, firstReached == nil { firstReached = clock.now }
             // Devices found together come up within a few hundred milliseconds of each other.
             if let firstReached, clock.now - firstReached >= .milliseconds(600) { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let reached = Self.reached(call.statistics(), encrypted: call.configuration.security != nil)
+        let reached = reachedNow()
         guard reached > 0 else {
             logger.warning("the page reached no device of \(call.target): nothing was sent")
             return
@@ -59,8 +59,10 @@ public struct PageService: Service {
 
     /// How many devices the page goes to now: everyone with a session (encrypted), or those a
     /// room or a device reaches (a room is known from a hello, a device from its session).
-    static func reached(_ statistics: CallStatistics, encrypted: Bool) -> Int {
-        guard statistics.to == "all" else { return statistics.toPeers }
+    private func reachedNow() -> Int {
+        let statistics = call.statistics()
+        guard call.target == .all else { return statistics.toPeers }
+        let encrypted = call.configuration.security != nil
         return statistics.peers.filter { !encrypted || $0.fingerprint != nil }.count
     }
 }
