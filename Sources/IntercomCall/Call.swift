@@ -35,8 +35,11 @@ public final class Call: @unchecked Sendable {
     private let talkKeyPresses = Mutex<[UInt64]>([])
     private static let talkKeyPressesKept = 64
     /// Whom we talk to (`chosen`, or while a talk button with a target of its own is held,
-    /// `held`) and the rooms we belong to.
-    private let announced: Mutex<(chosen: CallTarget, held: CallTarget?, rooms: [GroupName])>
+    /// `held`, or while a page plays, `paging`) and the rooms we belong to.
+    private let announced: Mutex<Targets>
+    private typealias Targets = (chosen: CallTarget, held: CallTarget?, paging: CallTarget?, rooms: [GroupName])
+    /// A page sent in place of the microphone (`DaemonPage`).
+    let pageFeed = PageFeed()
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
     private let discoveryStatus = Atomic<Int>(0)
     /// When the call was set up (monotonic ns): discovery times count from here.
@@ -51,7 +54,7 @@ public final class Call: @unchecked Sendable {
         captureDevice = (source as? ALSACaptureSource).map { ($0.device, $0.counters) }
         playbackDevice = (sink as? ALSAPlaybackSink).map { ($0.device, $0.counters) }
         self.logger = logger
-        announced = Mutex((configuration.target, nil, configuration.rooms))
+        announced = Mutex((configuration.target, nil, nil, configuration.rooms))
         guard (0...65535).contains(configuration.port) else {
             throw CallError.invalidPort(configuration.port)
         }
@@ -73,7 +76,7 @@ public final class Call: @unchecked Sendable {
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(
             source: source, configuration: configuration, stream: stream, echoReference: echoReference,
-            localTones: playback.localTones, outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
+            localTones: playback.localTones, pageFeed: pageFeed, outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
         )
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
@@ -155,6 +158,12 @@ public final class Call: @unchecked Sendable {
         announce { $0.held = target }
     }
 
+    /// While a page plays in place of the microphone, whom it goes to, before a held button's
+    /// target or the chosen one (nil: those again). Any thread.
+    func pageTarget(_ target: CallTarget?) {
+        announce { $0.paging = target }
+    }
+
     /// Changes the rooms we belong to (a reload); the peers hear of it at once. Any thread.
     public func setRooms(_ rooms: [GroupName]) {
         announce { $0.rooms = rooms }
@@ -162,10 +171,10 @@ public final class Call: @unchecked Sendable {
 
     /// Hands the network thread what its hellos and its sending follow, made here rather than
     /// on that thread (the target's matcher allocates).
-    private func announce(_ change: (inout (chosen: CallTarget, held: CallTarget?, rooms: [GroupName])) -> Void) {
+    private func announce(_ change: (inout Targets) -> Void) {
         announced.withLock { announced in
             change(&announced)
-            let next = Announcement(target: announced.held ?? announced.chosen, rooms: announced.rooms)
+            let next = Announcement(target: announced.paging ?? announced.held ?? announced.chosen, rooms: announced.rooms)
             network.pendingAnnouncement.withLock { $0 = next }
         }
         poller.wake()
@@ -174,8 +183,22 @@ public final class Call: @unchecked Sendable {
     /// The rooms we belong to now.
     public var rooms: [GroupName] { announced.withLock { $0.rooms } }
 
-    /// Whom we talk to now (a held talk button's target, else the chosen one).
-    public var target: CallTarget { announced.withLock { $0.held ?? $0.chosen } }
+    /// Whom we talk to now (a page's target while one plays, a held talk button's, else the chosen one).
+    public var target: CallTarget { announced.withLock { $0.paging ?? $0.held ?? $0.chosen } }
+
+    /// How many devices `target` reaches now, once the network thread sends to it (nil
+    /// before): in an encrypted call to everyone, those with a session; for a room or a
+    /// device, those a hello or a session shows to be in it.
+    func devicesReached(by target: CallTarget) -> Int? {
+        let encrypted = configuration.security != nil
+        // Counted under the lock: a copy of the snapshot's lists would make the network thread
+        // allocate when it next fills them.
+        return network.snapshot.withLock { snapshot -> Int? in
+            guard snapshot.target == target else { return nil }
+            guard target == .all else { return snapshot.targetReaches }
+            return snapshot.peers.count { !encrypted || $0.fingerprint != nil }
+        }
+    }
 
     /// Whom we talk to when no talk button with a target of its own is held.
     public var chosenTarget: CallTarget { announced.withLock { $0.chosen } }

@@ -50,6 +50,10 @@ final class CapturePipeline {
     private var cleaning: PreprocessorConfiguration
     private var stream: OutgoingStream
     private let payloadType: UInt8
+    private let pagePayloadType: UInt8
+    /// A page to send in place of the microphone, and whether the frame being sent is one.
+    private let pageFeed: PageFeed
+    private var sendingPage = false
     private let outbox: RecyclingRing<[UInt8]>
     private let wakeNetwork: () -> Void
     private var frame: [Int16]
@@ -70,7 +74,8 @@ final class CapturePipeline {
 
     init(
         source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
-        localTones: SPSCRing<[Float]>, outbox: RecyclingRing<[UInt8]>, counters: CaptureCounters, wakeNetwork: @escaping () -> Void
+        localTones: SPSCRing<[Float]>, pageFeed: PageFeed, outbox: RecyclingRing<[UInt8]>, counters: CaptureCounters,
+        wakeNetwork: @escaping () -> Void
     ) throws {
         talkTones = configuration.talkTones
         lossAdaptation = LossAdaptation(initialPercent: configuration.encoder.expectedLossPercent)
@@ -100,6 +105,8 @@ final class CapturePipeline {
         )
         self.stream = stream
         payloadType = configuration.isPage ? configuration.pagePayloadType : configuration.payloadType
+        pagePayloadType = configuration.pagePayloadType
+        self.pageFeed = pageFeed
         self.outbox = outbox
         self.counters = counters
         self.wakeNetwork = wakeNetwork
@@ -151,23 +158,32 @@ final class CapturePipeline {
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
         let now = SystemClock.monotonicNanoseconds()
-        let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
-        if mode == .vox {
-            preroll.pass(&frame, tag: 0, sending: gateOpen, pause: cleaner.voiceFrame.isPause)
+        // A page goes out whatever the talk key, the voice or the mute say, and leaves the
+        // microphone's gate, pre-roll and tones as they were (the canceller above still heard
+        // the microphone, so it stays converged).
+        sendingPage = pageFeed.next(into: &frame)
+        let talking: Bool
+        if sendingPage {
+            talking = true
+        } else {
+            let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
+            if mode == .vox {
+                preroll.pass(&frame, tag: 0, sending: gateOpen, pause: cleaner.voiceFrame.isPause)
+            }
+            if mode == .ptt { clickGuard.process(&frame, open: gateOpen) }
+            if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
+            gateWasOpen = gateOpen
+            // After the gate closes, the end tone still goes out.
+            talking = gateOpen || !pendingTone.isEmpty
+            if !pendingTone.isEmpty { mixPendingTone(silenceSpeech: !gateOpen) }
         }
-        if mode == .ptt { clickGuard.process(&frame, open: gateOpen) }
-        if talkTones && mode != .open && gateOpen != gateWasOpen { announce(starting: gateOpen) }
-        gateWasOpen = gateOpen
-        // After the gate closes, the end tone still goes out.
-        let talking = gateOpen || !pendingTone.isEmpty
-        if !pendingTone.isEmpty { mixPendingTone(silenceSpeech: !gateOpen) }
         counters.talking.store(talking, ordering: .relaxed)
 
         adaptToReports(now: now)
         // The preprocessor's detector hears little without its denoiser (file input), and
         // misses the quiet ends of words: anything above -40 dBFS counts as voice too. (The
         // codec adapts only where no echo is cancelled, so no residual echo is taken for voice.)
-        let voiced = speech || level > Int(Int16.max) / 100
+        let voiced = sendingPage || speech || level > Int(Int16.max) / 100
         modes.heard(speech: voiced, now: now)
         defer { lastPeriodVoiced = voiced }
         guard let lowDelayEncoder else { return try frame.withUnsafeBufferPointer { try queue($0, from: encoder, talking: talking) } }
@@ -230,7 +246,7 @@ final class CapturePipeline {
         // A datagram the network thread is done with, filled again: no allocation per frame.
         var datagram = outbox.reusable() ?? []
         RTPPacket.serialize(
-            marker: header.marker, payloadType: payloadType, sequenceNumber: header.sequenceNumber,
+            marker: header.marker, payloadType: sendingPage ? pagePayloadType : payloadType, sequenceNumber: header.sequenceNumber,
             timestamp: header.timestamp, ssrc: stream.ssrc, payload: payload, into: &datagram
         )
         if outbox.push(datagram) {

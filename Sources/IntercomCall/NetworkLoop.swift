@@ -596,9 +596,10 @@ final class NetworkLoop {
         let (rows, seen) = (rows, devicesSeen)
         var reached = 0
         for address in peers.peers.keys where heardTarget(by: address) != nil { reached += 1 }
+        let target = announcement.target.target
         if waiting {
-            snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen, targetReaches: reached) }
-        } else if snapshot.withLockIfAvailable({ $0.update(peers: rows, security: security, devicesSeen: seen, targetReaches: reached); return true }) == nil {
+            snapshot.withLock { $0.update(peers: rows, security: security, devicesSeen: seen, target: target, reaches: reached) }
+        } else if snapshot.withLockIfAvailable({ $0.update(peers: rows, security: security, devicesSeen: seen, target: target, reaches: reached); return true }) == nil {
             nextPublish = 0
         }
     }
@@ -675,7 +676,8 @@ public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
     var devicesSeen: Set<[UInt8]> = []
-    /// How many peers our target reaches now.
+    /// The target in force, and how many peers it reaches now.
+    var target = CallTarget.all
     var targetReaches = 0
 
     /// A copy whose lists have storage of their own, for a reader to keep: the network thread
@@ -689,11 +691,12 @@ public struct NetworkSnapshot: Sendable {
     }
 
     /// New figures, the peer rows copied into the storage already here.
-    mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>, targetReaches reached: Int) {
+    mutating func update(peers rows: [PeerSnapshot], security: SecurityStatistics, devicesSeen seen: Set<[UInt8]>, target: CallTarget, reaches reached: Int) {
         peers.removeAll(keepingCapacity: true)
         peers.append(contentsOf: rows)
         self.security = security
         devicesSeen = seen
+        self.target = target
         targetReaches = reached
     }
 }

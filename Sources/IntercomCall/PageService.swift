@@ -40,13 +40,13 @@ public struct PageService: Service {
         let deadline = clock.now + reachTimeout
         var firstReached: ContinuousClock.Instant?
         while clock.now < deadline {
-            let reached = reachedNow()
+            let reached = call.devicesReached(by: call.target) ?? 0
             if reached > 0, firstReached == nil { firstReached = clock.now }
             // Devices found together come up within a few hundred milliseconds of each other.
             if let firstReached, clock.now - firstReached >= .milliseconds(600) { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let reached = reachedNow()
+        let reached = call.devicesReached(by: call.target) ?? 0
         guard reached > 0 else {
             logger.warning("the page reached no device of \(call.target): nothing was sent")
             return
@@ -55,14 +55,5 @@ public struct PageService: Service {
         start.value.store(true, ordering: .relaxed)
         // The file, and its last packets' way through the receivers' jitter buffers.
         try await Task.sleep(for: .seconds(fileSeconds + 0.3))
-    }
-
-    /// How many devices the page goes to now: everyone with a session (encrypted), or those a
-    /// room or a device reaches (a room is known from a hello, a device from its session).
-    private func reachedNow() -> Int {
-        let statistics = call.statistics()
-        guard call.target == .all else { return statistics.toPeers }
-        let encrypted = call.configuration.security != nil
-        return statistics.peers.filter { !encrypted || $0.fingerprint != nil }.count
     }
 }

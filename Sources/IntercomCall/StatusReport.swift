@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import IntercomCore
+import IntercomIO
 
 /// What `intercom status` shows of a running peer: the call's figures, and the settings and
 /// levels of the moment.
@@ -30,11 +31,13 @@ public struct StatusReport: Codable, Sendable {
     }
 
     /// The reply to the bytes of one status-socket request. Anyone who may connect (the socket's
-    /// group) may read the status; pairing is for the daemon's own user and root.
-    public static func reply(to bytes: [UInt8], fromOwnerOrRoot: Bool, call: Call, pairing: DaemonPairing? = nil) -> String {
+    /// group) may read the status; pairing and paging are for the daemon's own user and root.
+    public static func reply(
+        to bytes: [UInt8], from client: StatusSocket.Client, call: Call, pairing: DaemonPairing? = nil, page: DaemonPage? = nil
+    ) -> String {
         let request = StatusRequest.parse(bytes)
         let notEncrypted = "error: this call has no paired devices (it is not encrypted)\n"
-        if case .success(let asked) = request, !asked.isReadOnly, !fromOwnerOrRoot {
+        if case .success(let asked) = request, !asked.isReadOnly, !client.isOwnerOrRoot {
             return "error: only root or the daemon's own user may ask '\(asked.line)'\n"
         }
         switch request {
@@ -55,6 +58,12 @@ public struct StatusReport: Codable, Sendable {
             return pairing?.changeListening(of: device) { $0.muted = true } ?? notEncrypted
         case .success(.unmute(let device)):
             return pairing?.changeListening(of: device) { $0.muted = false } ?? notEncrypted
+        case .success(.page(let target)):
+            guard let page else { return "error: this intercom does not send pages for others\n" }
+            guard let file = client.passedFile else { return "error: a page needs its recording passed as an open file\n" }
+            return page.start(file: file, target: target)
+        case .success(.pageResult):
+            return page?.result() ?? "error: this intercom does not send pages for others\n"
         case .failure(let error):
             return "\(error)\n"
         }

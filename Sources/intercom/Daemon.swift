@@ -13,7 +13,8 @@ struct Daemon: AsyncParsableCommand {
         abstract: "Run headless (systemd, a Raspberry Pi): voice activation or a talk button, and a status socket.",
         discussion: """
             Talks in VOX mode unless --mode or a talk button (--ptt-device) says otherwise. Pairs its \
-            own identity when 'intercom pair' asks it to over the status socket. Answers \
+            own identity when 'intercom pair' asks it to over the status socket, and sends the \
+            pages 'intercom page' hands it there. Answers \
             'intercom status' on a Unix socket (\(StatusSocket.defaultPath)). SIGTERM leaves the \
             call cleanly; SIGHUP re-reads the configuration file and applies the mode, the VOX \
             threshold, the rooms and target (--room, --to) and new peers without dropping the call.
@@ -31,9 +32,10 @@ struct Daemon: AsyncParsableCommand {
         let call = try settings.makeCall(interactive: false, headless: true, logger: logger)
         settings.warnIfUnencrypted(logger: logger)
         let pairing = call.configuration.security.map { DaemonPairing(security: $0, name: call.configuration.name, logger: logger) }
+        let page = DaemonPage(call: call, logger: logger)
         let status = try failing(as: .cannotCreate) {
-            try StatusSocket(path: statusSocket) { request, fromOwnerOrRoot in
-                StatusReport.reply(to: request, fromOwnerOrRoot: fromOwnerOrRoot, call: call, pairing: pairing)
+            try StatusSocket(path: statusSocket) { request, client in
+                StatusReport.reply(to: request, from: client, call: call, pairing: pairing, page: page)
             }
         }
         let talk = settings.talk

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import IntercomCall
 import IntercomCore
 import IntercomIO
@@ -12,7 +13,10 @@ struct Page: AsyncParsableCommand {
         discussion: """
             Sends --input-file with this device's identity to the target (--to; the configured \
             one by default) once its devices can hear it, and exits when it has been sent (69 \
-            when no device was reached). Receivers play it over the other devices, which they \
+            when no device was reached). Where a daemon runs (its status socket, --socket) and \
+            no --state-dir says whose identity to use, the daemon sends it at once, from its \
+            identity and in place of its microphone, to --to or else its own target (at most \
+            \(DaemonPage.maximumSeconds) s). Receivers play it over the other devices, which they \
             turn down meanwhile (--page-ducking-db), even where its sender is muted; a device \
             run with --no-pages refuses pages.
             """
@@ -20,11 +24,17 @@ struct Page: AsyncParsableCommand {
 
     @OptionGroup var options: CallOptions
 
+    @Option(help: ArgumentHelp("A running daemon's status socket: without --state-dir, a daemon found there sends the page.", valueName: "PATH"))
+    var socket = StatusSocket.defaultPath
+
     func validate() throws {
         guard options.settings.audio.inputFile != nil else { throw ValidationError("a page needs --input-file FILE.wav") }
     }
 
     func run() async throws {
+        if options.identity.stateDirectory == nil, let daemon = StatusSocket.running(at: socket) {
+            return try pageThroughDaemon(at: daemon)
+        }
         let settings = try options.resolved { StandardStream.error.write("warning: \($0)\n") }
         let logger = makeLogger(verbose: settings.run.verbose, quiet: settings.run.quiet)
         let start = SharedFlag()
@@ -40,5 +50,58 @@ struct Page: AsyncParsableCommand {
             throw Failure(.unavailable, message: "no device of \(TerminalText.sanitized(call.target.description)) could be reached: nothing was sent")
         }
         print("paged \(reached) device\(reached == 1 ? "" : "s") (\(TerminalText.sanitized(call.target.description)))")
+    }
+}
+
+extension Page {
+    /// Hands the file, open, to the daemon at `path` and waits until it has been sent.
+    private func pageThroughDaemon(at path: String) throws {
+        let file = options.settings.audio.inputFile ?? ""
+        let target = try options.settings.network.target.map { text in
+            do throws(CallTargetError) {
+                return try CallTarget(parsing: text)
+            } catch {
+                throw ValidationError("--to: \(error)")
+            }
+        }
+        let request = StatusRequest.page(target: target)
+        guard StatusRequest.parse(Array(request.line.utf8)) == .success(request) else {
+            throw ValidationError("--to: a target's name is printable, without spaces at its ends")
+        }
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Failure(.noInput, message: "\(file): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        let answer = try ask(request, at: path, passing: descriptor)
+        let words = answer.split(separator: " ", maxSplits: 3)
+        guard words.count == 4, words[0] == "paging", let seconds = Double(words[2]) else { throw Self.refusal(answer) }
+        // The daemon answers once it has begun; the page has been sent when the daemon says so.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(seconds + 5)
+        while clock.now < deadline {
+            let result = try ask(.pageResult, at: path)
+            if result.hasPrefix("paged ") {
+                let parts = result.split(separator: " ", maxSplits: 2)
+                let devices = Int(parts[1]) ?? 0
+                print("paged \(devices) device\(devices == 1 ? "" : "s") (\(TerminalText.sanitized(String(parts.count > 2 ? parts[2] : "?")))) through the daemon (\(path))")
+                return
+            }
+            guard result == "playing" else { throw Self.refusal(result) }
+            usleep(100_000)
+        }
+        throw Failure(.unavailable, message: "the daemon did not say the page was sent within \(Int(seconds + 5)) s")
+    }
+
+    private func ask(_ request: StatusRequest, at path: String, passing descriptor: Int32? = nil) throws -> String {
+        do {
+            return try StatusSocket.ask(request, path: path, passing: descriptor).trimmingWhitespace()
+        } catch {
+            StandardStream.error.write("intercom: a daemon's status socket is at \(path), but \(error); run as the daemon's user (or with sudo), or page with another state directory's identity (--state-dir)\n")
+            throw ExitCode(69)
+        }
+    }
+
+    private static func refusal(_ answer: String) -> Failure {
+        let reason = TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer)
+        return Failure(answer.contains("can be reached") ? .unavailable : .badInput, message: "the daemon answered: \(reason)")
     }
 }

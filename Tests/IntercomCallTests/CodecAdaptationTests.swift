@@ -29,7 +29,7 @@ import TestSupport
         let capture = try CapturePipeline(
             source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
             stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds),
-            localTones: SPSCRing(capacity: 4), outbox: outbox, counters: counters, wakeNetwork: {}
+            localTones: SPSCRing(capacity: 4), pageFeed: PageFeed(), outbox: outbox, counters: counters, wakeNetwork: {}
         )
         let stop = SharedFlag()
         let thread = try JoinableThread(name: "capture") { capture.run(LoopTurns(thread: "capture", stop: stop)) }

@@ -80,5 +80,65 @@ extension EndToEndTests {
             #expect(abs(ducked - 15) <= 2, "ducked by \(ducked) dB")
             #expect(abs(20 * log10(before / max(after, 1e-9))) <= 1, "300 ms after the page: \(after) against \(before)")
         }
+
+        /// `intercom page` where a daemon runs: the daemon sends it at once, from its identity and
+        /// in place of its microphone (here silent, its talk key never pressed), to the room
+        /// asked for only; then it talks to its own target again. A target nobody is in, and a
+        /// recording too long for a daemon's page, are refused with nothing sent.
+        @Test func aRunningDaemonSendsThePageItIsHandedToTheTargetOnly() throws {
+            let devices = try ["pager", "kitchen", "outsider"].map(Device.init)
+            let names = ["pager", "kit", "out"]
+            for device in devices {
+                for (other, name) in zip(devices, names) where other.directory != device.directory { try device.trust(other, as: name) }
+            }
+            let ports = (1...2).map { _ in freeUDPPort() }
+            let output = temporaryPath("daemon-paged.wav")
+            let stats = (1...2).map { temporaryPath("daemon-page-\($0).json") }
+            let listeners = try (1...2).map { index -> (String, ChildProcess) in
+                var arguments = devices[index].arguments + ["--port", "\(ports[index - 1])", "--no-discovery", "--name", names[index]]
+                arguments += ["--duration", "90", "--stats-json", stats[index - 1]]
+                arguments += index == 1 ? ["--room", "kitchen", "--output-file", output] : ["--output-file", temporaryPath("daemon-page-outsider.wav")]
+                return (names[index], try ChildProcess.intercom(arguments))
+            }
+            for port in ports { try #require(waitForUDPListener(port: port)) }
+            let daemon = try DaemonTests.RunningDaemon(port: freeUDPPort(), peer: ports[0], extra: devices[0].arguments + [
+                "--peer", "127.0.0.1:\(ports[1])", "--name", names[0], "--mode", "ptt",
+                "--input-file", try Self.wav([Float](repeating: 0, count: 48_000 * 80), "daemon-silence.wav"),
+            ])
+            let ready = daemon.waitForStatus { status in
+                status.call.peers.count == 2 && status.call.peers.allSatisfy { $0.fingerprint != nil }
+                    && status.call.peers.contains { $0.rooms == ["kitchen"] }
+            }
+            try #require(ready != nil, "the daemon's sessions: \(String(describing: daemon.status()?.call.peers))")
+
+            func page(_ arguments: [String]) -> (status: Int32?, output: String) {
+                let result = spawnAndWait([ChildProcess.intercomPath, "page", "--socket", daemon.socket] + arguments)
+                return (result.status, result.output)
+            }
+            // Two seconds of chime over sessions already up (the time, printed, includes starting the command).
+            let asked = ContinuousClock.now
+            let sent = page(["--to", "room:kitchen", "--input-file", try Self.wav(Self.tone(1_000, seconds: 2), "daemon-chime.wav")])
+            let took = (ContinuousClock.now - asked).seconds
+            #expect(sent.status == 0 && sent.output.contains("paged 1 device (room:kitchen) through the daemon"), "\(sent)")
+            #expect(daemon.waitForStatus(seconds: 5) { $0.call.to == "all" } != nil, "the daemon did not talk to its own target again")
+
+            let nobody = page(["--to", "room:attic", "--input-file", try Self.wav(Self.tone(1_000, seconds: 1), "daemon-attic.wav")])
+            #expect(nobody.status == 69, "\(nobody)")
+            let tooLong = page(["--input-file", try Self.wav([Float](repeating: 0.1, count: 48_000 * 31), "daemon-long.wav")])
+            #expect(tooLong.status == 65, "\(tooLong)")
+            #expect(daemon.status()?.call.to == "all")
+
+            for (_, listener) in listeners { listener.signal(SIGTERM) }
+            CallFixtures.expectClean(listeners, within: 10)
+            let chime = Self.levels(of: 1_000, in: try CallFixtures.readWAV(output).samples)
+            let sounding = chime.indices.filter { chime[$0] > 0.05 }
+            #expect(Double((sounding.last ?? 0) - (sounding.first ?? 0)) * 0.02 > 1.5, "the kitchen heard \(Double(sounding.count) * 0.02) s of the page")
+            // The outsider's machine got no RTP at all: the daemon sent it only the page, to the kitchen.
+            let outsider = try CallFixtures.readStats(stats[1])
+            #expect(outsider.rtpReceived == 0 && outsider.peers.first?.fingerprint != nil, "the outsider received \(outsider.rtpReceived) RTP packets")
+            let kitchen = try CallFixtures.readStats(stats[0])
+            print("daemon page: '\(sent.output.trimmingCharacters(in: .whitespacesAndNewlines))' after \(took) s; the kitchen heard \(Double(sounding.count) * 0.02) s of it; the outsider \(outsider.rtpReceived) RTP packets; refused: '\(nobody.output)' \(String(describing: nobody.status)), '\(tooLong.output)' \(String(describing: tooLong.status))")
+            #expect(kitchen.streams.contains { $0.page && $0.peer == names[0] }, "\(kitchen.streams.map { ($0.peer, $0.page) })")
+        }
     }
 }

@@ -78,8 +78,8 @@ struct StatusSocketFolderTests {
         mkdir(folder, 0o750)
         chmod(folder, 0o750)
         let path = folder + "/status.sock"
-        let socket = try StatusSocket(path: path) { request, fromOwnerOrRoot in
-            "answered \(String(decoding: request.prefix { $0 != 10 }, as: UTF8.self))\(fromOwnerOrRoot ? " for the owner" : "")\n"
+        let socket = try StatusSocket(path: path) { request, client in
+            "answered \(String(decoding: request.prefix { $0 != 10 }, as: UTF8.self))\(client.isOwnerOrRoot ? " for the owner" : "")\n"
         }
         defer { socket.stop() }
         let group = "\(getegid())"

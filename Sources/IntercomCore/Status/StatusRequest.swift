@@ -13,6 +13,11 @@ public enum StatusRequest: Equatable, Sendable {
     case volume(device: String, percent: Int)
     case mute(device: String)
     case unmute(device: String)
+    /// Play the recording passed beside the request (an open file) as a page from the
+    /// daemon's identity, to `target` (nil: the daemon's own target).
+    case page(target: CallTarget?)
+    /// How the page asked for last is going.
+    case pageResult
 
     /// The longest device name or fingerprint an `unpair` request may give, in bytes.
     public static let maximumDeviceBytes = 128
@@ -54,6 +59,20 @@ public enum StatusRequest: Equatable, Sendable {
                 return .failure(.badVolume)
             }
             return device(after: 2, in: text).map { StatusRequest.volume(device: $0, percent: percent) }
+        case ("page", 1):
+            return .success(.page(target: nil))
+        case ("page", 2) where words[1] == "result":
+            return .success(.pageResult)
+        case ("page", 3...) where words[1] == "to":
+            return device(after: 2, in: text).flatMap { text in
+                do throws(CallTargetError) {
+                    return .success(StatusRequest.page(target: try CallTarget(parsing: text)))
+                } catch {
+                    return .failure(.badTarget)
+                }
+            }
+        case ("page", _):
+            return .failure(.badTarget)
         case ("unpair", _), ("mute", _), ("unmute", _):
             return .failure(.badDevice)
         case ("volume", _):
@@ -91,6 +110,8 @@ public enum StatusRequest: Equatable, Sendable {
         case .volume(let device, let percent): "volume \(percent) \(device)"
         case .mute(let device): "mute \(device)"
         case .unmute(let device): "unmute \(device)"
+        case .page(let target): target.map { "page to \($0)" } ?? "page"
+        case .pageResult: "page result"
         }
     }
 }
@@ -104,6 +125,7 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
     case badCode
     case badDevice
     case badVolume
+    case badTarget
 
     public var description: String {
         switch self {
@@ -112,6 +134,7 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
         case .unknown(let request): "error: unknown request '\(request)'; try 'status'"
         case .badCode: "error: pair takes at most a code, and a code is six digits"
         case .badDevice: "error: a device is named by its name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
+        case .badTarget: "error: page takes 'to' and a target ('all', 'room:NAME', or a device's name or fingerprint), or 'result'"
         case .badVolume: "error: volume takes a percentage from \(PeerListening.volumeRange.lowerBound) to \(PeerListening.volumeRange.upperBound), then a device's name or fingerprint"
         }
     }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 import IntercomCore
 
@@ -8,10 +9,14 @@ import IntercomCore
 /// status, while everything else (pairing) stays with the owner and root. Anything that is not
 /// a known request gets an error line; slow or oversized requests are cut off, so nothing a
 /// client sends can stall or crash the daemon.
+///
+/// A client may pass an open file beside its request (SCM_RIGHTS: a page's recording, which
+/// the daemon then reads with the client's rights rather than its own); the reply is made
+/// while it is open, and it is closed after.
 public final class StatusSocket: @unchecked Sendable {
     public let path: String
     private let listener: Int32
-    private let respond: @Sendable (_ request: [UInt8], _ fromOwnerOrRoot: Bool) -> String
+    private let respond: @Sendable (_ request: [UInt8], _ client: Client) -> String
     private var thread: JoinableThread?
     private var stopping = false
     private let wakeRead: Int32
@@ -28,11 +33,24 @@ public final class StatusSocket: @unchecked Sendable {
     /// service does not.
     public static let systemPath = "/run/intercom/status.sock"
 
+    /// Who asked, as the kernel says, and what they passed.
+    public struct Client: Sendable {
+        /// The client runs as the daemon's user or as root.
+        public let isOwnerOrRoot: Bool
+        /// A file the client passed beside its request, open until the reply is made.
+        public let passedFile: Int32?
+
+        public init(isOwnerOrRoot: Bool, passedFile: Int32? = nil) {
+            self.isOwnerOrRoot = isOwnerOrRoot
+            self.passedFile = passedFile
+        }
+    }
+
     /// Binds the socket (replacing a stale one left by a killed daemon) and starts answering
-    /// on its own thread; `respond` maps the bytes of a request (read with `StatusRequest`), and
-    /// whether its client runs as the daemon's user or root, to the reply.
+    /// on its own thread; `respond` maps the bytes of a request (read with `StatusRequest`) and
+    /// its client to the reply.
     public init(
-        path: String = StatusSocket.defaultPath, respond: @escaping @Sendable (_ request: [UInt8], _ fromOwnerOrRoot: Bool) -> String
+        path: String = StatusSocket.defaultPath, respond: @escaping @Sendable (_ request: [UInt8], _ client: Client) -> String
     ) throws(StatusSocketError) {
         self.path = path
         self.respond = respond
@@ -118,12 +136,19 @@ public final class StatusSocket: @unchecked Sendable {
         setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var request: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 128)
+        var passedFile: Int32?
+        defer { if let passedFile { close(passedFile) } }
         while request.count <= StatusRequest.maximumBytes, !request.contains(UInt8(ascii: "\n")) {
-            let count = read(client, &buffer, buffer.count)
+            var descriptor: Int32 = -1
+            let count = intercom_receive_with_descriptor(client, &buffer, buffer.count, &descriptor)
+            if descriptor >= 0 {
+                // One file per request: any other is closed at once.
+                if passedFile == nil { passedFile = descriptor } else { close(descriptor) }
+            }
             guard count > 0 else { break }
             request += buffer.prefix(count)
         }
-        let reply = respond(request, Self.isOwnerOrRoot(client))
+        let reply = respond(request, Client(isOwnerOrRoot: Self.isOwnerOrRoot(client), passedFile: passedFile))
         var bytes = Array(reply.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -143,23 +168,36 @@ public final class StatusSocket: @unchecked Sendable {
         return credentials.uid == geteuid() || credentials.uid == 0
     }
 
-    /// Sends `request` to the socket at `path` and returns the reply. At the default path, a
-    /// missing socket sends the request to the system service's (`systemPath`) instead.
-    public static func ask(_ request: StatusRequest, path: String = StatusSocket.defaultPath) throws(StatusSocketError) -> String {
+    /// Where a daemon's socket is, asked for at `path`: `path` itself, or at the default path,
+    /// the system service's when only it is there (as `ask` goes on to it); nil when neither is.
+    public static func running(at path: String) -> String? {
+        if access(path, F_OK) == 0 { return path }
+        return path == defaultPath && access(systemPath, F_OK) == 0 ? systemPath : nil
+    }
+
+    /// Sends `request` (with `file`, an open descriptor, beside it) to the socket at `path`
+    /// and returns the reply. At the default path, a missing socket sends the request to the
+    /// system service's (`systemPath`) instead.
+    public static func ask(_ request: StatusRequest, path: String = StatusSocket.defaultPath, passing file: Int32? = nil) throws(StatusSocketError) -> String {
         do {
-            return try askOnce(request, path: path)
+            return try askOnce(request, path: path, passing: file)
         } catch where error.code == ENOENT && path == defaultPath && path != systemPath {
-            return try askOnce(request, path: systemPath)
+            return try askOnce(request, path: systemPath, passing: file)
         }
     }
 
-    private static func askOnce(_ request: StatusRequest, path: String) throws(StatusSocketError) -> String {
+    private static func askOnce(_ request: StatusRequest, path: String, passing file: Int32?) throws(StatusSocketError) -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
         defer { close(fd) }
         guard withAddress(path, { connect(fd, $0, $1) }) == 0 else { throw StatusSocketError(path: path, operation: "connect", code: errno) }
         var bytes = Array((request.line + "\n").utf8)
-        _ = send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        let sent = if let file {
+            intercom_send_with_descriptor(fd, &bytes, bytes.count, file)
+        } else {
+            send(fd, &bytes, bytes.count, Int32(MSG_NOSIGNAL))
+        }
+        guard sent >= 0 else { throw StatusSocketError(path: path, operation: "send", code: errno) }
         var reply: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -13,6 +13,9 @@ struct StatusRequestTests {
         ("volume 80 kitchen pi", .volume(device: "kitchen pi", percent: 80)), ("  volume   0  laptop ", .volume(device: "laptop", percent: 0)),
         ("volume 400 3f2a-91c0", .volume(device: "3f2a-91c0", percent: 400)),
         ("mute kitchen pi", .mute(device: "kitchen pi")), ("unmute  laptop\n", .unmute(device: "laptop")),
+        ("page", .page(target: nil)), ("page result", .pageResult), ("page to all", .page(target: .all)),
+        ("page to room:kitchen\n", .page(target: .room(GroupName("kitchen")!))), ("page  to  kitchen pi ", .page(target: .device(GroupName("kitchen pi")!))),
+        ("page to result", .page(target: .device(GroupName("result")!))),
     ])
     func knownRequests(line: String, expected: StatusRequest) {
         #expect(Self.parse(line) == .success(expected))
@@ -32,6 +35,9 @@ struct StatusRequestTests {
         #expect(Self.parse("volume 401 laptop") == .failure(.badVolume) && Self.parse("volume -1 laptop") == .failure(.badVolume))
         #expect(Self.parse("volume 0080 laptop") == .failure(.badVolume) && Self.parse("volume 80") == .failure(.badVolume))
         #expect(Self.parse("volume 80 \u{9B}") == .failure(.badDevice))
+        #expect(Self.parse("page kitchen") == .failure(.badTarget) && Self.parse("page to") == .failure(.badTarget))
+        #expect(Self.parse("page to room:") == .failure(.badTarget) && Self.parse("page to " + String(repeating: "x", count: 33)) == .failure(.badTarget))
+        #expect(Self.parse("page to a\u{1B}[2Jb") == .failure(.badDevice))
         #expect(StatusRequest.parse([0x73, 0xFF, 0x0A]) == .failure(.notText))
         #expect(StatusRequest.parse([UInt8](repeating: 0x61, count: StatusRequest.maximumBytes + 1)) == .failure(.tooLong))
         guard case .failure(let error) = Self.parse("\u{1B}]0;pwned\u{07}" + String(repeating: "x", count: 200)) else {
