@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import IntercomCall
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -8,7 +9,11 @@ import IntercomSecurity
 struct Peers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the intercom peers found on the LAN by mDNS.",
-        discussion: "Browses for _intercom._udp through avahi-daemon, publishing nothing, and lists what it found."
+        discussion: """
+            Browses for _intercom._udp through avahi-daemon, publishing nothing, and lists what it \
+            found. A device's rooms travel only inside the encrypted call: where a daemon runs \
+            (--socket), the rooms its paired devices told it are shown, else '?'.
+            """
     )
 
     @Flag(help: "Print a JSON array instead of a table.")
@@ -16,6 +21,9 @@ struct Peers: ParsableCommand {
 
     @Option(help: ArgumentHelp("How long to look.", valueName: "SECONDS"))
     var wait: Double = 2
+
+    @Option(help: ArgumentHelp("A running daemon's status socket, asked for the rooms of the devices in its call.", valueName: "PATH"))
+    var socket = StatusSocket.defaultPath
 
     @OptionGroup(title: "Identity") var identity: IdentityOptions
 
@@ -32,10 +40,15 @@ struct Peers: ParsableCommand {
         SystemClock.sleep(untilMonotonic: discovery.startedAtNanoseconds + MediaTime.nanoseconds(.seconds(wait)))
         let ownKey = try identity.identity().publicKey
         let known = try identity.trustedDevices().trustedKeys().union([ownKey])
-        let listings = discovery.peers.map { peer in
+        var listings = discovery.peers.map { peer in
             PeerListing(peer, startedAt: discovery.startedAtNanoseconds, now: SystemClock.monotonicNanoseconds(), trustedKeys: known)
         }
         discovery.stop()
+        if let daemon = daemonPeers() {
+            for index in listings.indices {
+                listings[index].rooms = listings[index].fingerprint.flatMap { fingerprint in daemon.first { $0.fingerprint == fingerprint }?.rooms }
+            }
+        }
 
         if json {
             print(String(decoding: try PeerListing.encoder.encode(listings), as: UTF8.self))
@@ -47,11 +60,12 @@ struct Peers: ParsableCommand {
     }
 
     private func printTable(_ listings: [PeerListing]) {
-        let rows = [["NAME", "FINGERPRINT", "PAIRED", "ADDRESSES", "PORT", "VERSION", "LAST SEEN"]] + listings.map { listing in
+        let rows = [["NAME", "FINGERPRINT", "PAIRED", "ROOMS", "ADDRESSES", "PORT", "VERSION", "LAST SEEN"]] + listings.map { listing in
             [
                 listing.name,
                 listing.fingerprint ?? "-",
                 listing.fingerprint == nil ? "unencrypted" : listing.paired ? "yes" : "not paired",
+                listing.rooms.map { $0.isEmpty ? "-" : $0.map { TerminalText.sanitized($0) }.joined(separator: ",") } ?? "?",
                 listing.addresses.joined(separator: " "),
                 String(listing.port),
                 listing.version.map(String.init) ?? "?",
@@ -63,5 +77,15 @@ struct Peers: ParsableCommand {
             let cells = zip(row, widths).map { cell, width in cell.padded(to: width) }
             print(cells.joined(separator: "  ").trimmingWhitespace())
         }
+    }
+
+    /// The peers of the daemon running at `socket` with the rooms they told it, or nil where
+    /// none runs or it does not answer this user.
+    private func daemonPeers() -> [PeerSnapshot]? {
+        guard let path = StatusSocket.running(at: socket),
+              let reply = try? StatusSocket.ask(.status, path: path), !reply.hasPrefix("error"),
+              let report = try? StatusReport(json: Data(reply.utf8))
+        else { return nil }
+        return report.call.peers
     }
 }

@@ -19,7 +19,7 @@ extension EndToEndTests {
             let (front, back) = (try Device("front"), try Device("back"))
             let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph).path
             let alice = try HostDaemon(lab, host: 1, name: "front door", speech: speech, extra: front.arguments)
-            let bob = try HostDaemon(lab, host: 2, name: "back door", speech: speech, extra: back.arguments)
+            let bob = try HostDaemon(lab, host: 2, name: "back door", speech: speech, extra: back.arguments + ["--room", "garage"])
             defer {
                 alice.process.signal(SIGTERM)
                 bob.process.signal(SIGTERM)
@@ -39,6 +39,7 @@ extension EndToEndTests {
                 backEntry = entries.first { $0.name == "back door" }
             }
             #expect(backEntry?.paired == false, "\(listed)")
+            #expect(backEntry?.rooms == nil, "rooms known without a daemon that heard them: \(listed)")
             #expect(backEntry?.fingerprint == Fingerprint(publicKey: back.identity.publicKey).description)
             #expect(!alice.heard(bobAddress) && !bob.heard(aliceAddress))
 
@@ -59,6 +60,14 @@ extension EndToEndTests {
             #expect(connected != nil, "alice: \(alice.peers())\n\(alice.process.standardError)")
             let prints = alice.peers().compactMap(\.fingerprint)
             #expect(prints.contains(Fingerprint(publicKey: back.identity.publicKey).description), "\(prints)")
+
+            // Its rooms, told inside the call, are listed where the daemon that heard them runs.
+            let told = waitUntil(seconds: 10) { alice.peers().contains { $0.rooms == ["garage"] } }
+            #expect(told != nil, "alice: \(alice.peers().map(\.rooms))")
+            let withRooms = try lab.intercom(1, ["peers", "--json", "--wait", "3", "--socket", alice.socket] + front.arguments)
+            #expect(withRooms.wait(seconds: 15) == 0)
+            let entries = (try? PeerListing.decoder.decode([PeerListing].self, from: Data(withRooms.standardOutput.utf8))) ?? []
+            #expect(entries.first { $0.name == "back door" }?.rooms == ["garage"], "\(withRooms.standardOutput)")
         }
     }
 }

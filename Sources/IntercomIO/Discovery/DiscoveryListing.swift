@@ -17,6 +17,9 @@ public struct PeerListing: Codable, Sendable {
     public var fingerprint: String?
     public var paired: Bool
     public var txt: [String: String]
+    /// The rooms the device belongs to, as a running daemon of ours heard from it (rooms are
+    /// told inside the encrypted call, never in mDNS); nil where none could say.
+    public var rooms: [String]?
     public var lastSeenSecondsAgo: Double
     /// From the start of discovery to the peer's first appearance.
     public var discoveredAfterSeconds: Double
