@@ -47,7 +47,7 @@ public final class DaemonPage: Sendable {
             state = .playing(devices: 0, target: .all)
             return true
         }
-        guard claimed, !call.pageFeed.isBusy else { return "error: a page is already playing\n" }
+        guard claimed else { return "error: a page is already playing\n" }
         let target = target ?? call.chosenTarget
         let shown = TerminalText.sanitized(target.description)
         call.pageTarget(target)
