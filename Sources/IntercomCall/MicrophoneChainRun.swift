@@ -29,6 +29,10 @@ public struct MicrophoneChainRun {
         /// Moves the delay estimator called for that the canceller's prediction refuted.
         public var echoMovesRefused = 0
         public var echoDelayMilliseconds: Double?
+        /// What a talking call would send, frame by frame: the low-delay encoder's frames where
+        /// the codec adapts (a clean link's), else the robust one's; and their length.
+        public var sentFrames: [[UInt8]] = []
+        public var sentFrameSamples = 0
     }
 
     public let configuration: CallConfiguration
@@ -61,7 +65,7 @@ public struct MicrophoneChainRun {
         // The gate decides for the frame the pre-roll line hands out, which carries its number.
         var preroll = PrerollLine(frames: Int(MediaTime.samples(nanoseconds: Int64(gate.prerollNanoseconds))) / frame, frameSamples: frame)
         var gated = [Int16](repeating: 0, count: frame)
-        var timers = StageTimers(stages: ["echo alignment", "echo canceller and preprocessor", "robust encoder", "low-delay encoder"])
+        let timers = StageTimers(stages: ["echo alignment", "echo canceller and preprocessor", "robust encoder", "low-delay encoder"])
 
         var report = Report()
         var reference = [Int16](repeating: 0, count: frame)
@@ -96,11 +100,13 @@ public struct MicrophoneChainRun {
             report.cleaned += samples
             robustFrame += samples
             if robustFrame.count >= configuration.encoder.frameSamples {
-                _ = try timers.measure(2) { try robustFrame.withUnsafeBufferPointer { try robust.encode($0) } }
+                let payload = try timers.measure(2) { try robustFrame.withUnsafeBufferPointer { try robust.encode($0) } }
+                if lowDelay == nil { report.sentFrames.append(Array(payload)) }
                 robustFrame.removeAll(keepingCapacity: true)
             }
             if let lowDelay {
-                _ = try timers.measure(3) { try samples.withUnsafeBufferPointer { try lowDelay.encode($0) } }
+                let payload = try timers.measure(3) { try samples.withUnsafeBufferPointer { try lowDelay.encode($0) } }
+                report.sentFrames.append(Array(payload))
             }
         }
         let periodsPerDecision = max(1, MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate) / frame)
@@ -108,6 +114,7 @@ public struct MicrophoneChainRun {
             gateOpenPerPeriod[$0..<min(gateOpenPerPeriod.count, $0 + periodsPerDecision)].contains(true)
         }
         report.audioSeconds = Double(frames * frame) / Double(VoiceFormat.sampleRate)
+        report.sentFrameSamples = lowDelay == nil ? configuration.encoder.frameSamples : frame
         report.stageSeconds = timers.totals.filter { $0.stage != "low-delay encoder" || lowDelay != nil }
             .filter { $0.stage != "echo alignment" || cleaner.cancelsEcho }
         report.echoReferenceResyncs = alignment.resyncs
@@ -118,8 +125,9 @@ public struct MicrophoneChainRun {
     }
 }
 
-/// CPU time of this thread spent in each stage.
-private struct StageTimers {
+/// CPU time of this thread spent in each stage (a class, so that the stages of a receive
+/// stream, called from inside the mixer, add to the same figures).
+final class StageTimers {
     private var seconds: [Double]
     private let stages: [String]
 
@@ -130,10 +138,15 @@ private struct StageTimers {
 
     var totals: [(stage: String, seconds: Double)] { Array(zip(stages, seconds)).map { (stage: $0.0, seconds: $0.1) } }
 
-    mutating func measure<Result>(_ stage: Int, _ body: () throws -> Result) rethrows -> Result {
+    func measure<Result>(_ stage: Int, _ body: () throws -> Result) rethrows -> Result {
         let start = Self.threadCPUSeconds()
         defer { seconds[stage] += Self.threadCPUSeconds() - start }
         return try body()
+    }
+
+    /// Moves what `inner` spent out of `outer`, where `outer` was measured around it.
+    func takeOut(_ inner: Int, from outer: Int) {
+        seconds[outer] -= seconds[inner]
     }
 
     private static func threadCPUSeconds() -> Double {

@@ -12,8 +12,9 @@ struct BenchDSP: ParsableCommand {
         discussion: """
             Runs what a live microphone goes through in a call (the echo reference placed by time and by the signals, the \
             echo canceller against --far-end-file, denoise, gain control, the voice detector and VOX gate, both encoders) \
-            over --input-file, with no sound card and no network, and prints the CPU time of each stage per second of \
-            audio. The recording and the far end start at the same instant, as a sound card's capture and playback do. \
+            over --input-file, then what a peer does with the frames sent (sealing, opening, the jitter buffer and mixer, \
+            the decoder, the drift resampler), with no sound card and no network, and prints the CPU time of each stage \
+            per second of audio: a full-duplex peer talking all the time. The recording and the far end start at the same instant, as a sound card's capture and playback do. \
             --output-file gets the cleaned microphone, --vad-file one line per 10 ms: 1 where VOX would transmit, else 0.
             """
     )
@@ -46,11 +47,14 @@ struct BenchDSP: ParsableCommand {
         } catch {
             throw Failure(.badInput, error)
         }
+        let chain = MicrophoneChainRun(configuration: configuration)
         do {
-            report = try MicrophoneChainRun(configuration: configuration).run(microphone: microphone, farEnd: farEnd)
+            report = try chain.run(microphone: microphone, farEnd: farEnd)
         } catch {
             throw Failure(.software, error)
         }
+        // Played as a live call's peer would: its periods, its jitter buffer's settings.
+        let received = ReceiveChainRun(configuration: chain.configuration).run(frames: report.sentFrames, frameSamples: report.sentFrameSamples)
         do {
             if let output = audio.outputFile {
                 let cleaned = WAVCodec.Audio(sampleRate: VoiceFormat.sampleRate, channels: 1, samples: report.cleaned.map(float(fromInt16:)))
@@ -64,9 +68,12 @@ struct BenchDSP: ParsableCommand {
         }
         print("audio            \(report.audioSeconds.fixed(1)) s, echo cancelling \(configuration.echoCancellation ? "on" : "off"), denoise \(configuration.preprocessor.denoise ? "on" : "off"), gain control \(configuration.preprocessor.automaticGainControl ? "on" : "off")")
         var total = 0.0
-        for (stage, seconds) in report.stageSeconds {
-            total += seconds
-            print("\(Self.column(stage)) \((seconds / report.audioSeconds * 1000).fixed(2)) ms of CPU per s of audio")
+        for (side, stages) in [("microphone to packet", report.stageSeconds), ("packet to speaker", received.stageSeconds)] {
+            print("\(side):")
+            for (stage, seconds) in stages {
+                total += seconds
+                print("  \(Self.column(stage, width: 32)) \((seconds / report.audioSeconds * 1000).fixed(2)) ms of CPU per s of audio")
+            }
         }
         print("\(Self.column("all stages")) \((total / report.audioSeconds * 1000).fixed(2)) ms of CPU per s of audio (\((report.audioSeconds / max(total, 1e-9)).fixed(0)) x real time)")
         if configuration.echoCancellation {
@@ -77,5 +84,5 @@ struct BenchDSP: ParsableCommand {
         print("VOX              would transmit \(transmitted.fixed(1)) s of \(report.audioSeconds.fixed(1)) s")
     }
 
-    private static func column(_ text: String) -> String { text + String(repeating: " ", count: max(1, 34 - text.count)) }
+    private static func column(_ text: String, width: Int = 34) -> String { text + String(repeating: " ", count: max(1, width - text.count)) }
 }

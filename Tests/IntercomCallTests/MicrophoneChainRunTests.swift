@@ -87,4 +87,25 @@ import TestSupport
         try Data("not a wav".utf8).write(to: URL(fileURLWithPath: notWAV))
         #expect(spawnAndWait([ChildProcess.intercomPath, "bench-dsp", "--input-file", notWAV]).status == 65)
     }
+
+    /// The frames the chain encoded, sealed, opened and played through a receive stream on a
+    /// virtual clock, come out as the cleaned microphone, a little later: every receive stage
+    /// ran and was timed.
+    @Test func theSentFramesPlayBackAsTheCleanedMicrophone() throws {
+        let speech = try SpeechFixture.speech(SpeechFixture.sentence).map(int16(fromFloat:))
+        var configuration = CallConfiguration()
+        configuration.preprocessor.automaticGainControl = false
+        let chain = MicrophoneChainRun(configuration: configuration)
+        let sent = try chain.run(microphone: speech, farEnd: [])
+        let live = chain.configuration
+        #expect(live.adaptsCodec && sent.sentFrameSamples == live.periodSamples, "a live microphone's codec adapts: low-delay frames on a clean link")
+        #expect(sent.sentFrames.count == speech.count / live.periodSamples)
+        let played = ReceiveChainRun(configuration: live).run(frames: sent.sentFrames, frameSamples: sent.sentFrameSamples)
+        let cleaned = sent.cleaned.map(float(fromInt16:))
+        let match = SignalAlignment.bestLag(of: cleaned, in: played.played, lags: 0...4_800)
+        print("receive chain: played \(Double(match.lag) / 48) ms after capture, correlation \(match.correlation); \(played.stageSeconds)")
+        #expect(match.correlation > 0.9, "correlation \(match.correlation) at \(match.lag) samples")
+        #expect(match.lag > 0 && match.lag < 2_400, "played \(match.lag) samples after capture")
+        #expect(played.stageSeconds.count == 5 && played.stageSeconds.allSatisfy { $0.seconds > 0 }, "\(played.stageSeconds)")
+    }
 }
