@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from bench_lib import discovery, drift, lab, report, runs, signals, talkkey  # noqa: E402
+from bench_lib import discovery, drift, instructions, lab, report, runs, signals, talkkey  # noqa: E402
 from bench_lib.analysis import analyse  # noqa: E402
 from bench_lib.signals import RATE  # noqa: E402
 
@@ -248,6 +248,13 @@ def main():
         except Exception as e:
             traceback.print_exc()
             extras["bitrate_error"] = f"{type(e).__name__}: {e}"
+
+        stamp("the live chain in instructions (callgrind)")
+        try:
+            extras["instructions"] = instructions.measure(binary, workdir, utterances)
+        except Exception as e:
+            traceback.print_exc()
+            extras["instructions_error"] = f"{type(e).__name__}: {e}"
 
         stamp("drift: waiting for the calls to end")
         extras["drift"] = []

@@ -156,7 +156,7 @@ def write(path, run):
     lines = (header_section(run) + summary + misses_section(run, misses)
              + device_to_device_section(run, images, plot_error) + file_to_file_section(run)
              + speech_per_utterance_section(run) + drift_section(run, images) + resources_section(run)
-             + memory_section(run) + cpu_profile_section(run)
+             + memory_section(run) + cpu_profile_section(run) + instructions_section(run)
              + encryption_cost_section(run) + discovery_section(run) + method_section(run))
     path.write_text("\n".join(lines))
 
@@ -217,7 +217,8 @@ class SummaryRow(NamedTuple):
 def summary_section(run):
     """The summary table, and the targets it found missed."""
     rows = [device_path_summary_row(run), *delay_summary_rows(run), *pesq_summary_rows(run),
-            file_pesq_summary_row(run), file_delay_summary_row(run), drift_summary_row(run), *cpu_summary_rows(run), rss_summary_row(run),
+            file_pesq_summary_row(run), file_delay_summary_row(run), drift_summary_row(run), *cpu_summary_rows(run),
+            instructions_summary_row(run), rss_summary_row(run),
             discovery_summary_row(run), *wire_summary_rows(run), first_click_summary_row(run), *talk_key_summary_rows(run)]
     lines = ["## Summary", "",
              *table_header("figure", "intercom", "trx", "GStreamer", "intercom / trx", "intercom / GStreamer",
@@ -356,6 +357,38 @@ def cpu_summary_rows(run):
             f"| CPU s per s, full-duplex peer, AEC and denoise off | {number(ours_off, '{:.4f}')} | {number(trx, '{:.4f}')} | "
             f"{number(gst, '{:.4f}')} | {ratio(ours_off, trx)} | {ratio(ours_off, gst)} | – | – |"),
     ]
+
+
+def instructions_summary_row(run):
+    """The whole live chain's instructions per second of audio: the figure that does not move with the machine."""
+    counted = run.extras.get("instructions")
+    cell = f"{counted['instructions_per_second'] / 1e6:.1f} M" if counted else "not measured"
+    return SummaryRow(f"| instructions per s of audio, the live chain of a full-duplex peer (`intercom bench-dsp` under "
+                      f"callgrind; repeatable) | {cell} | – | – | – | – | – (tracks each change's cost) | – |")
+
+
+def instructions_section(run):
+    counted = run.extras.get("instructions")
+    lines = ["## The live chain in instructions", ""]
+    if not counted:
+        return lines + [f"Not measured: {run.extras.get('instructions_error', 'the step did not run')}.", ""]
+    lines += ["`intercom bench-dsp` runs what a full-duplex peer does to its audio on recordings, faster than real time, "
+              "with no sound card and no network: the microphone's chain (echo alignment, canceller and preprocessor, "
+              "the VOX gate, both encoders, which code every frame here where a call uses one at a time) over a microphone that hears the far end 40 ms later at half level with "
+              "the last utterance spoken over it, then the other side's for the frames it sent (RTP, sealing, "
+              "opening, jitter buffer and mixer, decoder, drift resampler). valgrind's callgrind counts its "
+              f"instructions: {counted['instructions'] / 1e6:.1f} M for {counted['audio_seconds']:.1f} s of audio, "
+              f"**{counted['instructions_per_second'] / 1e6:.1f} M per second of audio** (starting the program and "
+              "reading the files included), the same to a few parts in a million from run to run whatever the "
+              "machine is doing. CPU time per stage is from a run outside valgrind (this machine's clock, so it "
+              "moves with the load).", "",
+              *table_header("stage", "ms of CPU per s of audio"),
+              *(f"| {stage} | {ms:.2f} |" for stage, ms in counted["stages"]), "",
+              *table_header("where the instructions are (self counts by library)", "M per s of audio", "share"),
+              *(f"| {name} | {per_second / 1e6:.2f} | {100 * per_second / counted['instructions_per_second']:.1f} % |"
+                for name, per_second in counted["libraries"] if per_second >= 1e4), "",
+              "`intercom` holds the program's own code, the C signal kernels and the Swift runtime linked into it."]
+    return lines + [""]
 
 
 def rss_summary_row(run):
