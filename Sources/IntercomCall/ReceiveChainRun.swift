@@ -103,41 +103,34 @@ public struct ReceiveChainRun {
     }
 }
 
-/// A receive stream's decoder, its CPU time counted as a stage of its own.
-private final class TimedDecoder: FrameDecoder {
-    private let decoder: any FrameDecoder
+/// A stage of a receive stream whose CPU time is counted on its own.
+private class TimedStage<Inner> {
+    let inner: Inner
     private let timers: StageTimers
     private let stage: Int
 
-    init(_ decoder: any FrameDecoder, timers: StageTimers, stage: Int) {
-        self.decoder = decoder
+    init(_ inner: Inner, timers: StageTimers, stage: Int) {
+        self.inner = inner
         self.timers = timers
         self.stage = stage
     }
 
+    func measure<Result>(_ body: () -> Result) -> Result { timers.measure(stage, body) }
+}
+
+private final class TimedDecoder: TimedStage<any FrameDecoder>, FrameDecoder {
     func render(_ decision: consuming PlayoutDecision, samples: Int, into output: inout [Float]) {
         let decision = decision
-        timers.measure(stage) { decoder.render(decision, samples: samples, into: &output) }
+        measure { inner.render(decision, samples: samples, into: &output) }
     }
 
     func discard(_ payload: consuming [UInt8]) {
-        decoder.discard(payload)
+        inner.discard(payload)
     }
 }
 
-/// A receive stream's drift correction, its CPU time counted as a stage of its own.
-private final class TimedRateAdjuster: RateAdjuster {
-    private let adjuster: any RateAdjuster
-    private let timers: StageTimers
-    private let stage: Int
-
-    init(_ adjuster: any RateAdjuster, timers: StageTimers, stage: Int) {
-        self.adjuster = adjuster
-        self.timers = timers
-        self.stage = stage
-    }
-
+private final class TimedRateAdjuster: TimedStage<any RateAdjuster>, RateAdjuster {
     func adjust(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>, ratio: Double) -> Int {
-        timers.measure(stage) { adjuster.adjust(input, into: output, ratio: ratio) }
+        measure { inner.adjust(input, into: output, ratio: ratio) }
     }
 }
