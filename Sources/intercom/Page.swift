@@ -102,6 +102,8 @@ extension Page {
 
     private static func refusal(_ answer: String) -> Failure {
         let reason = TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer)
-        return Failure(answer.contains("can be reached") ? .unavailable : .badInput, message: "the daemon answered: \(reason)")
+        // Nobody to hear it, or another page playing: try again later. Anything else is the file.
+        let unavailable = answer.contains("can be reached") || answer.contains("already playing")
+        return Failure(unavailable ? .unavailable : .badInput, message: "the daemon answered: \(reason)")
     }
 }

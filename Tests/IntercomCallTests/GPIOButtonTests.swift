@@ -9,24 +9,23 @@ import TestSupport
 extension EndToEndTests {
     /// A Raspberry Pi's talk button and lamps, on simulated GPIO lines behind the real interface.
     @Suite struct GPIOButtonTests {
-        @Test func aBouncingButtonTalksAndTheLampsFollow() async throws {
-            let logger = Logger(label: "test")
+        /// A call on any free port that speaks the paragraph from a file and plays nothing.
+        static func fileCall(mode: TalkMode, peers: [SocketAddress] = [], logger: Logger) throws -> Call {
             let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
-            var listening = CallConfiguration()
-            listening.port = 0
-            listening.mode = .open
-            let listener = try Call(
-                configuration: listening, source: try WAVFileSource(path: speech.path, frameSamples: listening.periodSamples),
-                sink: NullSink(frameSamples: listening.periodSamples), logger: logger
-            )
             var configuration = CallConfiguration()
             configuration.port = 0
-            configuration.mode = .ptt
-            configuration.staticPeers = [.loopbackIPv4(port: listener.localPort)]
-            let pi = try Call(
+            configuration.mode = mode
+            configuration.staticPeers = peers
+            return try Call(
                 configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples),
                 sink: NullSink(frameSamples: configuration.periodSamples), logger: logger
             )
+        }
+
+        @Test func aBouncingButtonTalksAndTheLampsFollow() async throws {
+            let logger = Logger(label: "test")
+            let listener = try Self.fileCall(mode: .open, logger: logger)
+            let pi = try Self.fileCall(mode: .ptt, peers: [.loopbackIPv4(port: listener.localPort)], logger: logger)
             // Plain RTP: a peer that only sends reports is not answered unless named.
             listener.addPeer(.loopbackIPv4(port: pi.localPort))
             let button = SimulatedGPIOLine()
@@ -67,14 +66,7 @@ extension EndToEndTests {
         /// let go, the call's chosen target (a reload's, if one came meanwhile) is back.
         @Test func eachButtonTalksToItsOwnTarget() async throws {
             let logger = Logger(label: "test")
-            let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
-            var configuration = CallConfiguration()
-            configuration.port = 0
-            configuration.mode = .ptt
-            let pi = try Call(
-                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples),
-                sink: NullSink(frameSamples: configuration.periodSamples), logger: logger
-            )
+            let pi = try Self.fileCall(mode: .ptt, logger: logger)
             let (plain, kitchen) = (SimulatedGPIOLine(), SimulatedGPIOLine())
             let interface = TalkInterface(
                 call: pi, options: .init(), terminal: nil, button: nil,
