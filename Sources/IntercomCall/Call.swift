@@ -193,7 +193,7 @@ public final class Call: @unchecked Sendable {
         let encrypted = configuration.security != nil
         // Counted under the lock: a copy of the snapshot's lists would make the network thread
         // allocate when it next fills them.
-        return network.snapshot.withLock { snapshot -> Int? in
+        return network.snapshot.read { snapshot -> Int? in
             guard snapshot.target == target else { return nil }
             guard target == .all else { return snapshot.targetReaches }
             return snapshot.peers.count { !encrypted || $0.fingerprint != nil }
@@ -215,7 +215,7 @@ public final class Call: @unchecked Sendable {
     }
 
     /// Tells the call about a peer that discovery found or lost, or the user named.
-    public func discovered(_ change: PeerDirectoryChange) {
+    public func discovered(_ change: PeerDirectoryChange<SocketAddress>) {
         directory.post(change)
         poller.wake()
     }
@@ -252,7 +252,7 @@ public final class Call: @unchecked Sendable {
         sink.close()
         // Paired devices heard in this call were seen now (`intercom paired`).
         if let security = configuration.security {
-            let seen = network.snapshot.withLock { $0.devicesSeen }
+            let seen = network.snapshot.read { $0.devicesSeen }
             do {
                 try security.trustedDevices.markSeen(seen.subtracting([security.identity.publicKey]), at: Date())
             } catch {
@@ -265,7 +265,7 @@ public final class Call: @unchecked Sendable {
     public func statistics() -> CallStatistics {
         CallStatistics(
             playback: playback.snapshot.withLock { $0.detached() },
-            network: network.snapshot.withLock { $0.detached() },
+            network: network.snapshot.read { $0.detached() },
             networkCounters: network.counters,
             captureCounters: capture.counters,
             devices: (

@@ -1,0 +1,166 @@
+import Dispatch
+import Glibc
+import IntercomCore
+import IntercomIO
+import IntercomSecurity
+import Logging
+import Synchronization
+
+/// What makes a call private: this device's identity and the devices it trusts.
+public struct CallSecurity: Sendable {
+    public var identity: DeviceIdentity
+    public var trustedDevices: TrustedDeviceStore
+    /// How often the initiator of a session renews its keys (forward secrecy within a call).
+    public var rekeyInterval: Duration = .seconds(120)
+
+    public init(identity: DeviceIdentity, trustedDevices: TrustedDeviceStore) {
+        self.identity = identity
+        self.trustedDevices = trustedDevices
+    }
+}
+
+/// The thread a call's encryption needs for what must not run on the network thread: the
+/// handshakes' Diffie–Hellman work (`SessionSecurity` hands it out, the results go back to it
+/// through two rings) and reading the trusted list when its file changes (a `pair` or
+/// `unpair` in another process takes effect within a second). An ordinary thread, never
+/// real-time; it also writes the log lines the network thread may not.
+final class HandshakeWorker {
+    typealias Channel = SecureChannel<SocketAddress>
+    private let store: TrustedDeviceStore
+    /// How often the thread looks whether the trusted list changed (unpairing drops a device within 2 s).
+    private static let trustCheckInterval: Duration = .seconds(1)
+
+    private let work = SPSCRing<Channel.Work>(capacity: 64)
+    private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
+    /// The paired devices by key, as the list changes.
+    private let trustUpdates = SPSCRing<[[UInt8]: TrustedPeer]>(capacity: 4)
+    /// Set when the trusted list is known to have changed (the status screen's volume keys):
+    /// the thread reads it at once rather than at its next look.
+    private let trustedListChanged = SharedFlag()
+    /// Frames of another protocol version, for the thread to log.
+    private let versionNotices = SPSCRing<Channel.VersionNotice>(capacity: 4)
+    private let logger: Logger
+    private let workArrived = DispatchSemaphore(value: 0)
+    private let stopping = SharedFlag()
+    private var worker: JoinableThread?
+    private let wakeNetwork: @Sendable () -> Void
+
+    init(store: TrustedDeviceStore, logger: Logger, wakeNetwork: @escaping @Sendable () -> Void) {
+        self.store = store
+        self.logger = logger
+        self.wakeNetwork = wakeNetwork
+    }
+
+    deinit { stop() }
+
+    /// The paired devices as the list stands now (a list that cannot be read: none).
+    func pairedNow() -> [[UInt8]: TrustedPeer] { pairedDevices((try? store.load()) ?? []) }
+
+    func start() throws {
+        let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
+            (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store)
+        let versionNotices = versionNotices
+        let trustedListChanged = trustedListChanged
+        let logger = logger
+        let trustCheckInterval = MediaTime.nanoseconds(Self.trustCheckInterval)
+        worker = try JoinableThread(name: "handshakes") {
+            var stamp = store.stamp()
+            var nextTrustCheck = SystemClock.monotonicNanoseconds()
+            while !stopping.value.load(ordering: .relaxed) {
+                _ = workArrived.wait(timeout: .now() + .milliseconds(250))
+                while let item = work.pop() {
+                    let result = Channel.perform(item)
+                    // The network thread drains results every turn; wait for room rather than lose one.
+                    while !results.push(result), !stopping.value.load(ordering: .relaxed) { usleep(1_000) }
+                    wakeNetwork()
+                }
+                while let notice = versionNotices.pop() { logVersionNotice(notice, logger) }
+                let now = SystemClock.monotonicNanoseconds()
+                let told = trustedListChanged.value.exchange(false, ordering: .relaxed)
+                guard now >= nextTrustCheck || told else { continue }
+                nextTrustCheck = now + trustCheckInterval
+                let current = store.stamp()
+                // (A change within the file system's timestamp resolution keeps the stamp: told, it is read anyway.)
+                guard current != stamp || told else { continue }
+                // A list that cannot be read trusts nobody but ourselves until it can.
+                if trustUpdates.push(pairedDevices((try? store.load()) ?? [])) {
+                    stamp = current
+                    wakeNetwork()
+                } else if told {
+                    trustedListChanged.value.store(true, ordering: .relaxed)
+                }
+            }
+        }
+    }
+
+    /// Has the thread read the trusted list now (from any thread).
+    func readTrustedListNow() {
+        trustedListChanged.value.store(true, ordering: .relaxed)
+        workArrived.signal()
+    }
+
+    func stop() {
+        stopping.value.store(true, ordering: .relaxed)
+        workArrived.signal()
+        worker?.join()
+        worker = nil
+    }
+
+    /// From the network thread: false when there is no room.
+    func submit(_ item: Channel.Work) -> Bool {
+        guard work.push(item) else { return false }
+        workArrived.signal()
+        return true
+    }
+
+    /// From the network thread: a frame of another version to log (dropped when the thread has enough).
+    func post(_ notice: Channel.VersionNotice) {
+        if versionNotices.push(notice) { workArrived.signal() }
+    }
+
+    /// From the network thread: a finished step, and a changed trusted list.
+    func takeResult() -> Channel.WorkResult? { results.pop() }
+    func takeTrustUpdate() -> [[UInt8]: TrustedPeer]? { trustUpdates.pop() }
+}
+
+/// Each paired device by its key.
+func pairedDevices(_ devices: [TrustedDevice]) -> [[UInt8]: TrustedPeer] {
+    Dictionary(devices.compactMap { device in
+        device.keyBytes.map { ($0, TrustedPeer(name: TerminalText.sanitized(device.name), listening: device.listening)) }
+    }, uniquingKeysWith: { first, _ in first })
+}
+
+/// Why a peer of another build never joins. Only numbers are printed (the address and the
+/// version byte): nothing the sender chose as text reaches the log.
+func logVersionNotice(_ notice: SecureChannel<SocketAddress>.VersionNotice, _ logger: Logger) {
+    logger.warning("""
+        peer \(notice.address) speaks protocol version \(notice.version), this build speaks \(SecureDatagram.version): \
+        update one of them (they cannot call each other)
+        """)
+}
+
+/// The `security` object of `--stats-json` and `intercom status --json`.
+public struct SecurityStatistics: Codable, Sendable, Equatable {
+    public var encrypted: Bool
+    /// Packets dropped because they were not authentic: a bad tag, no session, or sent in the clear.
+    public var authFailPackets = 0
+    public var replayPackets = 0
+    /// Handshakes refused because they came faster than the budget allows.
+    public var rateLimited = 0
+    public var rekeys = 0
+    public var handshakes = 0
+    /// Handshakes that finished with a device that is not paired.
+    public var untrustedHandshakes = 0
+    public var badHandshakes = 0
+    public var roams = 0
+    /// Initiations over the handshake budget answered with a cookie (a stranger's flood, or load).
+    public var cookieReplies = 0
+    /// Frames of another protocol version (a peer running an older or newer build), dropped.
+    public var otherVersionPackets = 0
+    /// RTP packets not sent to a peer because its session was not up yet (the call's start).
+    public var unsentNoSession = 0
+    /// This device's fingerprint.
+    public var fingerprint: String?
+
+    public static let unencrypted = SecurityStatistics(encrypted: false)
+}
