@@ -40,7 +40,7 @@ public enum CodecMode: String, Sendable, Codable {
 /// the voice activity and the time are passed in).
 ///
 /// The link is taken as clean until a first report says how it is (the receiver sends its
-/// first a quarter of a second after it hears a new stream, `NetworkLoop.firstReportDelay`):
+/// first a quarter of a second after it hears a new stream, `CallSession.firstReportDelay`):
 /// the first word of a call is then coded as every later one on a clean link, rather than
 /// robustly and 10 ms later (a LAN link is clean far more often than not, and a troubled one
 /// is known as such within that quarter of a second and a round trip). It is
