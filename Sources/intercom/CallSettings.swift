@@ -25,81 +25,166 @@ struct ConfigurationOptions: ParsableArguments {
 }
 
 /// An option group whose settings the configuration file may give too: each is an optional
-/// property, nil where the command line left it out.
+/// property (or a list), nil (empty) where the command line left it out, whose option takes
+/// its name, help, range and default from its `ConfigurationSchema` setting.
 protocol ConfigurableOptions: ParsableArguments {
-    /// Each setting, by its path in the file (`audio.capture`).
+    /// Each setting of the group, bound to its property.
     static var configurable: [ConfigurableSetting<Self>] { get }
 }
 
-/// One setting of an option group that the configuration file may give.
+/// One setting of an option group, bound to the property that holds it.
 struct ConfigurableSetting<Options> {
-    let path: String
+    let setting: ConfigurationSchema.Setting
     let isGiven: (Options) -> Bool
-    let fill: (inout Options, Options) -> Void
+    /// Takes the file's value where the command line gave none.
+    let fill: (inout Options, ConfigurationText.Value) -> Void
+    /// The value as given, for the ranges' check; nil where it is not given.
+    let given: (Options) -> ConfigurationText.Value?
     /// The value a call uses, as `intercom config` writes it; nil where none is set.
     let shown: (Options) -> ConfigurationText.Value?
 
-    /// A setting whose value in use is `property` itself (nil: not set).
-    init<Value: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>) {
-        self.init(path, property, shown: property)
+    /// A setting whose value in use is the one given, else the setting's default.
+    init<Value: ConfigurationValueConvertible>(_ setting: ConfigurationSchema.Setting, _ property: WritableKeyPath<Options, Value?>) {
+        self.init(setting, property, showing: { $0[keyPath: property]?.configurationValue ?? setting.defaultValue })
     }
 
-    /// A setting whose value in use, `shown`, falls back to a default.
-    init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown?>) {
-        self.init(path, property, showing: { $0[keyPath: shown]?.configurationValue })
+    /// A setting whose value in use, `shown`, is worked out from other settings or the machine.
+    init<Value: ConfigurationValueConvertible, Shown: ConfigurationValueConvertible>(
+        _ setting: ConfigurationSchema.Setting, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown>
+    ) {
+        self.init(setting, property, showing: { $0[keyPath: shown].configurationValue })
     }
 
-    init<Value, Shown: ConfigurationValueConvertible>(_ path: String, _ property: WritableKeyPath<Options, Value?>, shown: KeyPath<Options, Shown>) {
-        self.init(path, property, showing: { $0[keyPath: shown].configurationValue })
-    }
-
-    private init<Value>(_ path: String, _ property: WritableKeyPath<Options, Value?>, showing: @escaping (Options) -> ConfigurationText.Value?) {
-        self.path = path
+    private init<Value: ConfigurationValueConvertible>(
+        _ setting: ConfigurationSchema.Setting, _ property: WritableKeyPath<Options, Value?>, showing: @escaping (Options) -> ConfigurationText.Value?
+    ) {
+        self.setting = setting
         isGiven = { $0[keyPath: property] != nil }
-        fill = { options, file in options[keyPath: property] = options[keyPath: property] ?? file[keyPath: property] }
+        fill = { options, value in options[keyPath: property] = options[keyPath: property] ?? Value(configurationValue: value) }
+        given = { $0[keyPath: property]?.configurationValue }
         shown = showing
     }
 
-    /// A repeatable option: the command line's list replaces the file's; `shown` is the list in
-    /// use when it falls back to a default.
-    init(_ path: String, list property: WritableKeyPath<Options, [String]>, shown: KeyPath<Options, [String]>? = nil) {
-        self.path = path
+    /// A repeatable option: the command line's list replaces the file's.
+    init(_ setting: ConfigurationSchema.Setting, list property: WritableKeyPath<Options, [String]>) {
+        self.setting = setting
         isGiven = { !$0[keyPath: property].isEmpty }
-        fill = { options, file in if options[keyPath: property].isEmpty { options[keyPath: property] = file[keyPath: property] } }
-        self.shown = { $0[keyPath: shown ?? property].configurationValue }
+        fill = { options, value in
+            if options[keyPath: property].isEmpty { options[keyPath: property] = [String](configurationValue: value) ?? [] }
+        }
+        given = { $0[keyPath: property].isEmpty ? nil : $0[keyPath: property].configurationValue }
+        shown = { $0[keyPath: property].isEmpty ? setting.defaultValue ?? .array([]) : $0[keyPath: property].configurationValue }
     }
 }
 
-/// A value as a configuration file writes it.
+/// A value as a configuration file writes it, and read back from one.
 protocol ConfigurationValueConvertible {
     var configurationValue: ConfigurationText.Value { get }
+    /// The value of a file's entry (already checked against its setting); nil for another kind.
+    init?(configurationValue: ConfigurationText.Value)
 }
 
-extension String: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .string(self) } }
-extension Int: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .integer(self) } }
-extension Double: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .float(self) } }
-extension Bool: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .boolean(self) } }
-extension TalkMode: ConfigurationValueConvertible { var configurationValue: ConfigurationText.Value { .string(rawValue) } }
+extension String: ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { .string(self) }
+    init?(configurationValue value: ConfigurationText.Value) {
+        guard case .string(let text) = value else { return nil }
+        self = text
+    }
+}
+
+extension Int: ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { .integer(self) }
+    /// A choice of numbers may be written as a string (`frame-ms = "10"`).
+    init?(configurationValue value: ConfigurationText.Value) {
+        switch value {
+        case .integer(let number): self = number
+        case .string(let text): guard let number = Int(text) else { return nil }; self = number
+        default: return nil
+        }
+    }
+}
+
+extension Double: ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { .float(self) }
+    init?(configurationValue value: ConfigurationText.Value) {
+        switch value {
+        case .integer(let number): self = Double(number)
+        case .float(let number): self = number
+        default: return nil
+        }
+    }
+}
+
+extension Bool: ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { .boolean(self) }
+    init?(configurationValue value: ConfigurationText.Value) {
+        guard case .boolean(let flag) = value else { return nil }
+        self = flag
+    }
+}
+
+extension TalkMode: ConfigurationValueConvertible {
+    var configurationValue: ConfigurationText.Value { .string(rawValue) }
+    init?(configurationValue value: ConfigurationText.Value) {
+        guard case .string(let text) = value else { return nil }
+        self.init(rawValue: text)
+    }
+}
+
 extension Array: ConfigurationValueConvertible where Element == String {
     var configurationValue: ConfigurationText.Value { .array(map { .string($0) }) }
+    /// A list of one may be written as its one string.
+    init?(configurationValue value: ConfigurationText.Value) {
+        switch value {
+        case .string(let text): self = [text]
+        case .array(let items): self = items.compactMap { String(configurationValue: $0) }
+        default: return nil
+        }
+    }
+}
+
+extension ConfigurationSchema.Setting {
+    /// The option's name on the command line.
+    var name: NameSpecification { .customLong(option) }
+    /// The option's help, its default said last.
+    var argumentHelp: ArgumentHelp { ArgumentHelp(helpWithDefault, valueName: valueName) }
+
+    /// The default, for a setting that has one.
+    func defaultValue<Value: ConfigurationValueConvertible>(_ type: Value.Type = Value.self) -> Value {
+        guard let value = defaultValue.flatMap(Value.init(configurationValue:)) else {
+            preconditionFailure("\(path) has no default of type \(Value.self)")
+        }
+        return value
+    }
 }
 
 extension ConfigurableOptions {
     /// These options with every setting left out taken from `file`.
-    func filled(from file: Self) -> Self {
+    func filled(from file: ConfigurationFile) -> Self {
         var options = self
-        for setting in Self.configurable { setting.fill(&options, file) }
+        for binding in Self.configurable {
+            if let value = file.value(of: binding.setting) { binding.fill(&options, value) }
+        }
         return options
+    }
+
+    /// Every value given (on the command line or in the file) is one its setting takes: the
+    /// same ranges and choices wherever it came from.
+    func checkRanges() throws {
+        for binding in Self.configurable {
+            guard let value = binding.given(self), !binding.setting.accepts(value) else { continue }
+            throw ValidationError("--\(binding.setting.option) \(ConfigurationText.literal(value)): \(binding.setting.expectation)")
+        }
     }
 
     /// Whether the setting at `path` was given; nil if it is not one of this group's.
     func isGiven(_ path: String) -> Bool? {
-        Self.configurable.first { $0.path == path }.map { $0.isGiven(self) }
+        Self.configurable.first { $0.setting.path == path }.map { $0.isGiven(self) }
     }
 
     /// The setting at `path` as `intercom config` writes it; nil where it is not set or not one of this group's.
     func shownValue(_ path: String) -> ConfigurationText.Value? {
-        Self.configurable.first { $0.path == path }.flatMap { $0.shown(self) }
+        Self.configurable.first { $0.setting.path == path }.flatMap { $0.shown(self) }
     }
 }
 
@@ -143,15 +228,9 @@ struct CallSettings {
     /// The command line's options over `file`'s settings; any combination the two make that
     /// does not hold is a configuration fault naming the file.
     init(_ given: SettingsOptions, run: RunOptions = RunOptions(), identity: IdentityOptions = IdentityOptions(), file: ConfigurationFile) throws {
-        let fromFile: SettingsOptions
-        do {
-            fromFile = try SettingsOptions.parse(file.arguments)
-        } catch {
-            throw Failure(.configuration, message: "\(file.path): \(Self.message(for: error))")
-        }
-        audio = given.audio.filled(from: fromFile.audio)
-        network = given.network.filled(from: fromFile.network)
-        talk = given.talk.filled(from: fromFile.talk)
+        audio = given.audio.filled(from: file)
+        network = given.network.filled(from: file)
+        talk = given.talk.filled(from: file)
         self.run = run
         self.identity = identity
         do {

@@ -5,6 +5,8 @@ import IntercomCore
 import IntercomDSP
 import IntercomIO
 
+private typealias Setting = ConfigurationSchema
+
 /// Where sound comes from and goes to, and how it is coded. A setting left out here is the
 /// configuration file's, else the default the help names.
 struct AudioOptions: ConfigurableOptions {
@@ -14,78 +16,74 @@ struct AudioOptions: ConfigurableOptions {
     @Option(name: .customLong("output-file"), help: ArgumentHelp("Write what is heard to this WAV file (48 kHz mono).", valueName: "F.wav"))
     var outputFile: String?
 
-    @Option(name: .customLong("capture"), help: ArgumentHelp("ALSA device to capture from (default: default).", valueName: "DEVICE"))
+    @Option(name: Setting.capture.name, help: Setting.capture.argumentHelp)
     var givenCapture: String?
 
-    @Option(name: .customLong("playback"), help: ArgumentHelp("ALSA device to play to (default: default).", valueName: "DEVICE"))
+    @Option(name: Setting.playback.name, help: Setting.playback.argumentHelp)
     var givenPlayback: String?
 
-    @Option(name: .customLong("audio-buffer-ms"), help: ArgumentHelp("Sound card buffer (default: 20): the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).", valueName: "MS"))
+    @Option(name: Setting.bufferMilliseconds.name, help: Setting.bufferMilliseconds.argumentHelp)
     var givenBufferMilliseconds: Int?
 
-    @Flag(name: .customLong("aec"), inversion: .prefixedNo, help: "Cancel the speaker's echo in the microphone (default: on).")
+    @Flag(name: Setting.echoCancellation.name, inversion: .prefixedNo, help: Setting.echoCancellation.argumentHelp)
     var givenEchoCancellation: Bool?
 
-    @Option(name: .customLong("echo-tail-ms"), help: ArgumentHelp("The longest echo path to cancel (default: 150).", valueName: "MS"))
+    @Option(name: Setting.echoTailMilliseconds.name, help: Setting.echoTailMilliseconds.argumentHelp)
     var givenEchoTailMilliseconds: Int?
 
-    @Flag(name: .customLong("denoise"), inversion: .prefixedNo, help: "Suppress background noise (default: on).")
+    @Flag(name: Setting.denoise.name, inversion: .prefixedNo, help: Setting.denoise.argumentHelp)
     var givenDenoise: Bool?
 
-    @Flag(name: .customLong("agc"), inversion: .prefixedNo, help: "Adjust the microphone level automatically (default: on).")
+    @Flag(name: Setting.automaticGainControl.name, inversion: .prefixedNo, help: Setting.automaticGainControl.argumentHelp)
     var givenAutomaticGainControl: Bool?
 
-    @Option(name: .customLong("frame-ms"), help: ArgumentHelp("A fixed Opus frame length: 5, 10 or 20 (default: adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file).", valueName: "MS"))
+    @Option(name: Setting.frameMilliseconds.name, help: Setting.frameMilliseconds.argumentHelp)
     var givenFrameMilliseconds: Int?
 
-    @Option(name: .customLong("bitrate"), help: ArgumentHelp("Opus bitrate in bits per second (default: \(OpusEncoderConfiguration().bitrate)).", valueName: "BPS"))
+    @Option(name: Setting.bitrate.name, help: Setting.bitrate.argumentHelp)
     var givenBitrate: Int?
 
-    @Flag(name: .customLong("fec"), inversion: .prefixedNo, help: "Send in-band forward error correction (default: on).")
+    @Flag(name: Setting.forwardErrorCorrection.name, inversion: .prefixedNo, help: Setting.forwardErrorCorrection.argumentHelp)
     var givenFEC: Bool?
 
-    @Flag(name: .customLong("dtx"), inversion: .prefixedNo, help: "Discontinuous transmission: send almost nothing in silence (default: on).")
+    @Flag(name: Setting.discontinuousTransmission.name, inversion: .prefixedNo, help: Setting.discontinuousTransmission.argumentHelp)
     var givenDTX: Bool?
 
-    var capture: String { givenCapture ?? "default" }
-    var playback: String { givenPlayback ?? "default" }
-    var audioBufferMilliseconds: Int { givenBufferMilliseconds ?? 20 }
-    var echoCancellation: Bool { givenEchoCancellation ?? true }
-    var echoTailMilliseconds: Int { givenEchoTailMilliseconds ?? 150 }
-    var denoise: Bool { givenDenoise ?? true }
-    var automaticGainControl: Bool { givenAutomaticGainControl ?? true }
-    var frameMilliseconds: Int { givenFrameMilliseconds ?? 10 }
+    var capture: String { givenCapture ?? Setting.capture.defaultValue() }
+    var playback: String { givenPlayback ?? Setting.playback.defaultValue() }
+    var audioBufferMilliseconds: Int { givenBufferMilliseconds ?? Setting.bufferMilliseconds.defaultValue() }
+    var echoCancellation: Bool { givenEchoCancellation ?? Setting.echoCancellation.defaultValue() }
+    var echoTailMilliseconds: Int { givenEchoTailMilliseconds ?? Setting.echoTailMilliseconds.defaultValue() }
+    var denoise: Bool { givenDenoise ?? Setting.denoise.defaultValue() }
+    var automaticGainControl: Bool { givenAutomaticGainControl ?? Setting.automaticGainControl.defaultValue() }
+    /// The robust encoder's frame when the codec adapts (and a file's frame).
+    var frameMilliseconds: Int { givenFrameMilliseconds ?? OpusEncoderConfiguration().frameMilliseconds }
     /// A frame length given fixes it; otherwise the codec adapts (`CodecModeController`).
     var adaptiveCodec: Bool { givenFrameMilliseconds == nil }
-    var bitrate: Int { givenBitrate ?? OpusEncoderConfiguration().bitrate }
-    var forwardErrorCorrection: Bool { givenFEC ?? true }
-    var discontinuousTransmission: Bool { givenDTX ?? OpusEncoderConfiguration().discontinuousTransmission }
+    var bitrate: Int { givenBitrate ?? Setting.bitrate.defaultValue() }
+    var forwardErrorCorrection: Bool { givenFEC ?? Setting.forwardErrorCorrection.defaultValue() }
+    var discontinuousTransmission: Bool { givenDTX ?? Setting.discontinuousTransmission.defaultValue() }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
-            .init("audio.capture", \.givenCapture, shown: \.capture),
-            .init("audio.playback", \.givenPlayback, shown: \.playback),
-            .init("audio.buffer-ms", \.givenBufferMilliseconds, shown: \.audioBufferMilliseconds),
+            .init(Setting.capture, \.givenCapture),
+            .init(Setting.playback, \.givenPlayback),
+            .init(Setting.bufferMilliseconds, \.givenBufferMilliseconds),
             // Not set: the codec adapts (no frame length is in use).
-            .init("audio.frame-ms", \.givenFrameMilliseconds),
-            .init("audio.bitrate", \.givenBitrate, shown: \.bitrate),
-            .init("audio.fec", \.givenFEC, shown: \.forwardErrorCorrection),
-            .init("audio.dtx", \.givenDTX, shown: \.discontinuousTransmission),
-            .init("audio.aec", \.givenEchoCancellation, shown: \.echoCancellation),
-            .init("audio.echo-tail-ms", \.givenEchoTailMilliseconds, shown: \.echoTailMilliseconds),
-            .init("audio.denoise", \.givenDenoise, shown: \.denoise),
-            .init("audio.agc", \.givenAutomaticGainControl, shown: \.automaticGainControl),
+            .init(Setting.frameMilliseconds, \.givenFrameMilliseconds),
+            .init(Setting.bitrate, \.givenBitrate),
+            .init(Setting.forwardErrorCorrection, \.givenFEC),
+            .init(Setting.discontinuousTransmission, \.givenDTX),
+            .init(Setting.echoCancellation, \.givenEchoCancellation),
+            .init(Setting.echoTailMilliseconds, \.givenEchoTailMilliseconds),
+            .init(Setting.denoise, \.givenDenoise),
+            .init(Setting.automaticGainControl, \.givenAutomaticGainControl),
         ]
     }
 
     /// Every value checked as soon as the options are parsed, before anything is opened.
     func validate() throws {
-        guard (10...2000).contains(echoTailMilliseconds) else {
-            throw ValidationError("--echo-tail-ms \(echoTailMilliseconds) is outside 10...2000")
-        }
-        guard (10...1000).contains(audioBufferMilliseconds) else {
-            throw ValidationError("--audio-buffer-ms \(audioBufferMilliseconds) is outside 10...1000")
-        }
+        try checkRanges()
         _ = try encoderConfiguration()
     }
 
@@ -117,31 +115,31 @@ struct AudioOptions: ConfigurableOptions {
 
 /// How this peer is reached and whom it calls; a setting left out is the configuration file's.
 struct NetworkOptions: ConfigurableOptions {
-    @Option(name: .customLong("port"), help: "UDP port to listen on (default: 5004).")
+    @Option(name: Setting.port.name, help: Setting.port.argumentHelp)
     var givenPort: Int?
 
-    @Option(help: ArgumentHelp("A peer to call, without discovery (repeatable; replaces the configuration file's peers).", valueName: "HOST:PORT"))
+    @Option(name: Setting.peers.name, help: Setting.peers.argumentHelp)
     var peer: [String] = []
 
-    @Flag(name: .customLong("discovery"), inversion: .prefixedNo, help: "Publish and browse mDNS (default: on); without it, call only --peer peers.")
+    @Flag(name: Setting.discovery.name, inversion: .prefixedNo, help: Setting.discovery.argumentHelp)
     var givenDiscovery: Bool?
 
-    @Option(help: ArgumentHelp("The name other peers see (default: the host's name).", valueName: "NAME"))
+    @Option(name: Setting.name.name, help: Setting.name.argumentHelp)
     var name: String?
 
-    @Option(help: ArgumentHelp("Listen for the call on this local address only (mDNS then announces that interface alone).", valueName: "ADDRESS"))
+    @Option(name: Setting.bind.name, help: Setting.bind.argumentHelp)
     var bind: String?
 
-    @Option(help: ArgumentHelp("A room this device belongs to (repeatable, at most 16; replaces the configuration file's rooms): 'room:NAME' targets reach it. Its paired devices are told inside the encrypted call.", valueName: "NAME"))
+    @Option(name: Setting.rooms.name, help: Setting.rooms.argumentHelp)
     var room: [String] = []
 
-    @Flag(name: .customLong("pages"), inversion: .prefixedNo, help: "Play pages ('intercom page': a chime or a message, over everything else, even from a device muted here; default: on).")
+    @Flag(name: Setting.pages.name, inversion: .prefixedNo, help: Setting.pages.argumentHelp)
     var givenPages: Bool?
 
-    @Option(name: .customLong("page-ducking-db"), help: ArgumentHelp("How much quieter the other devices play while a page plays (default: 15).", valueName: "DB"))
+    @Option(name: Setting.pageDuckingDecibels.name, help: Setting.pageDuckingDecibels.argumentHelp)
     var givenPageDucking: Int?
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("Whom this device talks to: 'all' (the default), 'room:NAME' (the devices in that room), or one device by its name or fingerprint (a whisper: the others get none of it).", valueName: "TARGET"))
+    @Option(name: Setting.target.name, help: Setting.target.argumentHelp)
     var target: String?
 
     @Flag(help: "Speak plain RTP, for GStreamer, ffmpeg, VLC and other RTP tools. Anyone on the LAN can then listen and talk.")
@@ -150,24 +148,23 @@ struct NetworkOptions: ConfigurableOptions {
     @Option(name: .customLong("rekey-seconds"), help: .hidden)
     var rekeySeconds: Double = 120
 
-    var port: Int { givenPort ?? 5004 }
-    var discovery: Bool { givenDiscovery ?? true }
+    var port: Int { givenPort ?? Setting.port.defaultValue() }
+    var discovery: Bool { givenDiscovery ?? Setting.discovery.defaultValue() }
     var nameOrDefault: String { name ?? defaultPeerName() }
-    var targetOrDefault: String { target ?? CallTarget.all.description }
-    var pages: Bool { givenPages ?? true }
-    var pageDucking: Int { givenPageDucking ?? 15 }
+    var pages: Bool { givenPages ?? Setting.pages.defaultValue() }
+    var pageDucking: Int { givenPageDucking ?? Setting.pageDuckingDecibels.defaultValue() }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
-            .init("network.port", \.givenPort, shown: \.port),
-            .init("network.bind", \.bind),
-            .init("network.peers", list: \.peer),
-            .init("network.discovery", \.givenDiscovery, shown: \.discovery),
-            .init("network.name", \.name, shown: \.nameOrDefault),
-            .init("call.rooms", list: \.room),
-            .init("call.to", \.target, shown: \.targetOrDefault),
-            .init("call.pages", \.givenPages, shown: \.pages),
-            .init("call.page-ducking-db", \.givenPageDucking, shown: \.pageDucking),
+            .init(Setting.port, \.givenPort),
+            .init(Setting.bind, \.bind),
+            .init(Setting.peers, list: \.peer),
+            .init(Setting.discovery, \.givenDiscovery),
+            .init(Setting.name, \.name, shown: \.nameOrDefault),
+            .init(Setting.rooms, list: \.room),
+            .init(Setting.target, \.target),
+            .init(Setting.pages, \.givenPages),
+            .init(Setting.pageDuckingDecibels, \.givenPageDucking),
         ]
     }
 }
@@ -175,12 +172,11 @@ struct NetworkOptions: ConfigurableOptions {
 extension NetworkOptions {
     /// Every value checked as soon as the options are parsed, before anything is opened.
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not from 0 to 65535") }
+        try checkRanges()
         _ = try peerAddresses()
         _ = try bindAddress()
         _ = try rooms()
         _ = try callTarget()
-        guard (0...40).contains(pageDucking) else { throw ValidationError("--page-ducking-db \(pageDucking) is not from 0 to 40") }
         guard rekeySeconds >= 1 else { throw ValidationError("--rekey-seconds must be at least 1") }
     }
 
@@ -279,64 +275,64 @@ struct IdentityOptions: ParsableArguments {
 
 /// When this peer transmits; a setting left out is the configuration file's.
 struct TalkOptions: ConfigurableOptions {
-    @Option(help: "When to transmit: ptt (while the talk key is held), vox (on speech) or open (always). Default: ptt at a terminal or with --ptt-device, open otherwise (files, scripts).")
+    @Option(name: Setting.mode.name, help: Setting.mode.argumentHelp)
     var mode: TalkMode?
 
-    @Option(name: .customLong("ptt-device"), help: ArgumentHelp("Talk button from this evdev device (a foot switch, a spare keyboard).", valueName: "/dev/input/eventN"))
+    @Option(name: Setting.pttDevice.name, help: Setting.pttDevice.argumentHelp)
     var pttDevice: String?
 
-    @Option(name: .customLong("ptt-key"), help: ArgumentHelp("A --ptt-device key that talks, by name (space, the default, KEY_F13, BTN_0) or code; repeatable, each with the target it talks to while held: KEY_F13=room:kitchen.", valueName: "NAME[=TARGET]"))
+    @Option(name: Setting.pttKeys.name, help: Setting.pttKeys.argumentHelp)
     var givenPTTKeys: [String] = []
 
-    @Option(name: .customLong("ptt-max-seconds"), help: ArgumentHelp("The longest a held (or stuck) talk key transmits (default: 120).", valueName: "SECONDS"))
+    @Option(name: Setting.pttMaxSeconds.name, help: Setting.pttMaxSeconds.argumentHelp)
     var givenPTTMaxSeconds: Double?
 
-    @Flag(name: .customLong("ptt-latch"), inversion: .prefixedNo, help: "Tap the talk key to start talking, tap again to stop (default: off).")
+    @Flag(name: Setting.pttLatch.name, inversion: .prefixedNo, help: Setting.pttLatch.argumentHelp)
     var givenPTTLatch: Bool?
 
-    @Option(name: .customLong("ptt-gpio"), help: ArgumentHelp("A talk button on a GPIO line (debounced), e.g. gpiochip0:17; repeatable, each with the target it talks to while held: gpiochip0:17=room:kitchen.", valueName: "CHIP:LINE[=TARGET]"))
+    @Option(name: Setting.pttGPIO.name, help: Setting.pttGPIO.argumentHelp)
     var pttGPIO: [String] = []
 
-    @Flag(name: .customLong("gpio-active-high"), inversion: .prefixedNo, help: "The GPIO button drives its line high when pressed (default: off, it shorts it to ground).")
+    @Flag(name: Setting.gpioActiveHigh.name, inversion: .prefixedNo, help: Setting.gpioActiveHigh.argumentHelp)
     var givenGPIOActiveHigh: Bool?
 
-    @Option(name: .customLong("tx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while transmitting.", valueName: "CHIP:LINE"))
+    @Option(name: Setting.transmitLampGPIO.name, help: Setting.transmitLampGPIO.argumentHelp)
     var transmitLampGPIO: String?
 
-    @Option(name: .customLong("rx-lamp-gpio"), help: ArgumentHelp("A GPIO line lit while a peer talks.", valueName: "CHIP:LINE"))
+    @Option(name: Setting.receiveLampGPIO.name, help: Setting.receiveLampGPIO.argumentHelp)
     var receiveLampGPIO: String?
 
-    @Flag(name: .customLong("tones"), inversion: .prefixedNo, help: "Short tones at both ends when a transmission starts and ends, like a two-way radio (default: off).")
+    @Flag(name: Setting.tones.name, inversion: .prefixedNo, help: Setting.tones.argumentHelp)
     var givenTones: Bool?
 
-    @Option(name: .customLong("ptt-hold-ms"), help: ArgumentHelp("Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay; default: 650).", valueName: "MS"))
+    @Option(name: Setting.pttHoldMilliseconds.name, help: Setting.pttHoldMilliseconds.argumentHelp)
     var givenPTTHoldMilliseconds: Int?
 
-    @Option(name: .customLong("vox-threshold"), help: ArgumentHelp("Speech probability (percent) that opens the VOX gate (default: 80).", valueName: "PERCENT"))
+    @Option(name: Setting.voxThreshold.name, help: Setting.voxThreshold.argumentHelp)
     var givenVoxThreshold: Int?
 
-    var pttKeys: [String] { givenPTTKeys.isEmpty ? ["space"] : givenPTTKeys }
-    var pttMaxSeconds: Double { givenPTTMaxSeconds ?? 120 }
-    var pttLatch: Bool { givenPTTLatch ?? false }
-    var gpioActiveHigh: Bool { givenGPIOActiveHigh ?? false }
-    var tones: Bool { givenTones ?? false }
-    var pttHoldMilliseconds: Int { givenPTTHoldMilliseconds ?? 650 }
-    var voxThreshold: Int { givenVoxThreshold ?? 80 }
+    var pttKeys: [String] { givenPTTKeys.isEmpty ? Setting.pttKeys.defaultValue() : givenPTTKeys }
+    var pttMaxSeconds: Double { givenPTTMaxSeconds ?? Setting.pttMaxSeconds.defaultValue() }
+    var pttLatch: Bool { givenPTTLatch ?? Setting.pttLatch.defaultValue() }
+    var gpioActiveHigh: Bool { givenGPIOActiveHigh ?? Setting.gpioActiveHigh.defaultValue() }
+    var tones: Bool { givenTones ?? Setting.tones.defaultValue() }
+    var pttHoldMilliseconds: Int { givenPTTHoldMilliseconds ?? Setting.pttHoldMilliseconds.defaultValue() }
+    var voxThreshold: Int { givenVoxThreshold ?? Setting.voxThreshold.defaultValue() }
 
     static var configurable: [ConfigurableSetting<Self>] {
         [
-            .init("talk.mode", \.mode),
-            .init("talk.vox-threshold", \.givenVoxThreshold, shown: \.voxThreshold),
-            .init("talk.ptt-device", \.pttDevice),
-            .init("talk.ptt-key", list: \.givenPTTKeys, shown: \.pttKeys),
-            .init("talk.ptt-max-seconds", \.givenPTTMaxSeconds, shown: \.pttMaxSeconds),
-            .init("talk.ptt-latch", \.givenPTTLatch, shown: \.pttLatch),
-            .init("talk.ptt-hold-ms", \.givenPTTHoldMilliseconds, shown: \.pttHoldMilliseconds),
-            .init("talk.tones", \.givenTones, shown: \.tones),
-            .init("talk.ptt-gpio", list: \.pttGPIO),
-            .init("talk.gpio-active-high", \.givenGPIOActiveHigh, shown: \.gpioActiveHigh),
-            .init("talk.tx-lamp-gpio", \.transmitLampGPIO),
-            .init("talk.rx-lamp-gpio", \.receiveLampGPIO),
+            .init(Setting.mode, \.mode),
+            .init(Setting.voxThreshold, \.givenVoxThreshold),
+            .init(Setting.pttDevice, \.pttDevice),
+            .init(Setting.pttKeys, list: \.givenPTTKeys),
+            .init(Setting.pttMaxSeconds, \.givenPTTMaxSeconds),
+            .init(Setting.pttLatch, \.givenPTTLatch),
+            .init(Setting.pttHoldMilliseconds, \.givenPTTHoldMilliseconds),
+            .init(Setting.tones, \.givenTones),
+            .init(Setting.pttGPIO, list: \.pttGPIO),
+            .init(Setting.gpioActiveHigh, \.givenGPIOActiveHigh),
+            .init(Setting.transmitLampGPIO, \.transmitLampGPIO),
+            .init(Setting.receiveLampGPIO, \.receiveLampGPIO),
         ]
     }
 
@@ -350,9 +346,7 @@ struct TalkOptions: ConfigurableOptions {
 
     /// Every value checked as soon as the options are parsed, before anything is opened.
     func validate() throws {
-        guard (1...99).contains(voxThreshold) else { throw ValidationError("--vox-threshold \(voxThreshold) is outside 1...99") }
-        guard pttMaxSeconds > 0 else { throw ValidationError("--ptt-max-seconds must be positive") }
-        guard (100...2000).contains(pttHoldMilliseconds) else { throw ValidationError("--ptt-hold-ms \(pttHoldMilliseconds) is outside 100...2000") }
+        try checkRanges()
         for key in pttKeys {
             let (name, _) = try Self.control(key, option: "--ptt-key")
             guard EvdevKeyEvents.keyCode(named: name) != nil else { throw ValidationError("--ptt-key '\(name)' is not a key name or code") }

@@ -9,7 +9,7 @@ struct ShowConfiguration: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Print the effective configuration and where each value came from.",
-        discussion: "Reads \(ConfigurationFile.defaultPath) (TOML: [audio], [network], [talk] tables); flags given here override it as they would for a call."
+        discussion: "Reads \(ConfigurationFile.defaultPath) (TOML: \(ConfigurationSchema.tables.map { "[\($0)]" }.joined(separator: ", ")) tables); flags given here override it as they would for a call."
     )
 
     @OptionGroup var options: SettingsOptions

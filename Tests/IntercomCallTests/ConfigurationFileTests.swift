@@ -1,10 +1,16 @@
 import Foundation
 import IntercomCall
+import IntercomCore
 import Testing
 import TestSupport
 
 @Suite struct ConfigurationFileTests {
-    @Test func settingsBecomeArgumentsThatFlagsCanOverride() throws {
+    /// The file's values by setting path, as written.
+    static func written(_ file: ConfigurationFile) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: file.entries.map { ($0.setting.path, $0.display) })
+    }
+
+    @Test func eachValueIsKeptForItsSetting() throws {
         let file = try ConfigurationFile.parse("""
             [network]
             port = 6001
@@ -20,10 +26,10 @@ import TestSupport
             frame-ms = 20
             """, path: "test.toml")
         #expect(file.warnings.isEmpty)
-        #expect(file.arguments == [
-            "--no-aec", "--frame-ms", "20",
-            "--no-discovery", "--peer", "10.0.0.2:5004", "--peer", "[::1]:5004", "--port", "6001",
-            "--mode", "vox", "--ptt-max-seconds", "30.0",
+        #expect(Self.written(file) == [
+            "audio.aec": "false", "audio.frame-ms": "20",
+            "network.discovery": "false", "network.peers": #"["10.0.0.2:5004", "[::1]:5004"]"#, "network.port": "6001",
+            "talk.mode": #""vox""#, "talk.ptt-max-seconds": "30",
         ])
         #expect(file.entries.first { $0.setting.path == "network.port" }?.line == 2)
     }
@@ -46,8 +52,8 @@ import TestSupport
             "[\(table)]\n" + entries.map { "\($0.setting.key) = \($0.display)\n" }.joined()
         }.joined()
         let again = try ConfigurationFile.parse(shown, path: "t.toml")
-        #expect(again.arguments == file.arguments)
-        #expect(file.arguments.contains("door \\ \"front\"\tbell"))
+        #expect(again.entries.map(\.value) == file.entries.map(\.value))
+        #expect(file.value(of: ConfigurationSchema.name) == .string("door \\ \"front\"\tbell"))
     }
 
     static let invalid: [(text: String, line: Int, mentions: String)] = [
@@ -73,13 +79,14 @@ import TestSupport
     @Test func aListOfOneMayBeWrittenAsItsString() throws {
         let file = try ConfigurationFile.parse("[talk]\nptt-gpio = \"gpiochip0:17\"\nptt-key = [\"KEY_F13\", \"KEY_F14=room:kitchen\"]\n", path: "c.toml")
         #expect(file.warnings.isEmpty, "\(file.warnings)")
-        #expect(file.arguments == ["--ptt-gpio", "gpiochip0:17", "--ptt-key", "KEY_F13", "--ptt-key", "KEY_F14=room:kitchen"])
+        #expect(file.value(of: ConfigurationSchema.pttGPIO) == .string("gpiochip0:17"))
+        #expect(file.value(of: ConfigurationSchema.pttKeys) == .array([.string("KEY_F13"), .string("KEY_F14=room:kitchen")]))
     }
 
     @Test func unknownKeysAreWarnedAboutWithTheirLine() throws {
         let file = try ConfigurationFile.parse("[network]\nport = 1\ncolour = \"blue\"\n\n[extras]\nx = 1\n", path: "c.toml")
         #expect(file.warnings.sorted() == ["c.toml:3: unknown key 'network.colour' (ignored)", "c.toml:6: unknown table [extras] (ignored)"])
-        #expect(file.arguments == ["--port", "1"])
+        #expect(Self.written(file) == ["network.port": "1"])
     }
 
     @Test func theCommandShowsWhereEachValueCameFrom() throws {
@@ -140,5 +147,39 @@ import TestSupport
         let missing = try show(["--config", temporaryPath("absent.toml")])
         #expect(missing.status == 66 && missing.errors.contains("absent.toml") && !missing.errors.contains("Usage:"), "\(missing)")
     }
-}
 
+    /// Every setting of the schema is one the command line, the file and `intercom config` all
+    /// know: a file giving each its example makes `config` show that value from the file's
+    /// line, and each option is in the help with its help text. (A setting in the schema that
+    /// no option group took would show its default, from nowhere.)
+    @Test func everySettingOfTheSchemaReachesTheCommandLineTheFileAndConfig() throws {
+        var text = ""
+        var lines: [String: Int] = [:]
+        for table in ["audio", "network", "call", "talk"] {
+            text += "[\(table)]\n"
+            for setting in ConfigurationSchema.settings where setting.table == table {
+                text += "\(setting.key) = \(ConfigurationText.literal(setting.example))\n"
+                lines[setting.path] = text.split(separator: "\n", omittingEmptySubsequences: false).count - 1
+            }
+        }
+        #expect(lines.count == ConfigurationSchema.settings.count, "a table is missing from this test")
+        let path = temporaryPath("every.toml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(ChildProcess.intercomPath, ["config", "--config", path])
+        #expect(process.wait(seconds: 10) == 0, "\(process.standardError)")
+        let shown = process.standardOutput.split(separator: "\n").map(String.init)
+        for setting in ConfigurationSchema.settings {
+            let expected = "\(setting.key) = \(ConfigurationText.literal(setting.example))"
+            let line = shown.first { $0.hasPrefix("\(setting.key) = ") } ?? "(none)"
+            #expect(line.hasPrefix(expected + " ") && line.hasSuffix("every.toml:\(lines[setting.path]!)"), "\(setting.path): \(line)")
+        }
+        let help = try ChildProcess(ChildProcess.intercomPath, ["config", "--help"])
+        #expect(help.wait(seconds: 10) == 0)
+        let helpText = help.standardOutput.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        for setting in ConfigurationSchema.settings {
+            #expect(helpText.contains("--\(setting.option)"), "--\(setting.option) is not on the command line")
+            let firstWords = setting.help.split(separator: " ").prefix(4).joined(separator: " ")
+            #expect(helpText.contains(firstWords), "--\(setting.option)'s help: \(firstWords)")
+        }
+    }
+}

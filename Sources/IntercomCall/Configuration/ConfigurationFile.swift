@@ -1,16 +1,17 @@
 import FoundationEssentials
 import IntercomCore
 
-/// The user's configuration file (TOML, as `ConfigurationText` reads it), read into the
-/// command-line arguments its settings stand for, so that the same options check them.
+/// The user's configuration file (TOML, as `ConfigurationText` reads it): each value checked
+/// against its setting (`ConfigurationSchema`), for the options to take where the command line
+/// left them out.
 public struct ConfigurationFile: Sendable {
     /// One value from the file, and where it stands.
     public struct Entry: Sendable {
         public let setting: ConfigurationSchema.Setting
-        /// What the value means as command-line arguments.
-        public let arguments: [String]
+        /// The value, of a kind and in a range the setting takes.
+        public let value: ConfigurationText.Value
         /// The value as written, for `intercom config`.
-        public let display: String
+        public var display: String { ConfigurationText.literal(value) }
         public let line: Int
     }
 
@@ -47,7 +48,7 @@ public struct ConfigurationFile: Sendable {
         var entries: [Entry] = []
         var warnings: [String] = []
         var unknownTables: Set<String> = []
-        let knownTables = Set(ConfigurationSchema.settings.map(\.table))
+        let knownTables = Set(ConfigurationSchema.tables)
         for value in values.sorted(by: { ($0.table, $0.key) < ($1.table, $1.key) }) {
             let key = TerminalText.sanitized(value.key)
             guard knownTables.contains(value.table) else {
@@ -62,56 +63,17 @@ public struct ConfigurationFile: Sendable {
                 warnings.append("\(path):\(value.line): unknown key '\(value.table).\(key)' (ignored)")
                 continue
             }
-            guard let arguments = convert(value.value, for: setting) else {
-                throw ConfigurationError(path: path, line: value.line, message: "\(setting.path): \(expectation(setting.kind))")
+            guard setting.accepts(value.value) else {
+                throw ConfigurationError(path: path, line: value.line, message: "\(setting.path): \(setting.expectation)")
             }
-            entries.append(Entry(setting: setting, arguments: arguments, display: ConfigurationText.literal(value.value), line: value.line))
+            entries.append(Entry(setting: setting, value: value.value, line: value.line))
         }
         return ConfigurationFile(path: path, entries: entries, warnings: warnings)
     }
 
-    /// All entries as command-line arguments.
-    public var arguments: [String] { entries.flatMap(\.arguments) }
-
-    private static func convert(_ value: ConfigurationText.Value, for setting: ConfigurationSchema.Setting) -> [String]? {
-        let option = "--" + setting.option
-        switch (setting.kind, value) {
-        case (.integer(let range), .integer(let number)) where range.contains(number):
-            return [option, "\(number)"]
-        case (.number(let range), .integer(let number)) where range.contains(Double(number)):
-            return [option, "\(Double(number))"]
-        case (.number(let range), .float(let number)) where range.contains(number):
-            return [option, "\(number)"]
-        case (.text, .string(let text)) where !text.isEmpty:
-            return [option, text]
-        case (.choice(let choices), .string(let text)) where choices.contains(text):
-            return [option, text]
-        case (.choice(let choices), .integer(let number)) where choices.contains("\(number)"):
-            return [option, "\(number)"]
-        case (.list, .string(let text)) where !text.isEmpty:
-            // A list of one may be written as its one string (as `ptt-gpio` was, before a
-            // device could have several buttons).
-            return [option, text]
-        case (.list, .array(let items)):
-            let texts = items.compactMap { item -> String? in if case .string(let text) = item { text } else { nil } }
-            guard texts.count == items.count else { return nil }
-            return texts.flatMap { [option, $0] }
-        case (.toggle, .boolean(let flag)):
-            return [flag ? option : "--no-" + setting.option]
-        default:
-            return nil
-        }
-    }
-
-    private static func expectation(_ kind: ConfigurationSchema.Kind) -> String {
-        switch kind {
-        case .integer(let range): "expected a whole number from \(range.lowerBound) to \(range.upperBound)"
-        case .number(let range): "expected a number from \(range.lowerBound) to \(range.upperBound)"
-        case .text: "expected a non-empty string"
-        case .choice(let choices): "expected one of " + choices.joined(separator: ", ")
-        case .list: "expected a list of strings"
-        case .toggle: "expected true or false"
-        }
+    /// The file's value for `setting`, if it gives one.
+    public func value(of setting: ConfigurationSchema.Setting) -> ConfigurationText.Value? {
+        entries.first { $0.setting.path == setting.path }?.value
     }
 }
 

@@ -1,5 +1,10 @@
-/// Every setting the configuration file may hold: its table and key, the command-line
-/// option it stands for, and what values it takes.
+import IntercomCore
+import IntercomDSP
+
+/// Every setting a call may be given, each declared once: its place in the configuration file
+/// (table and key), the command-line option it is (`--OPTION`), what values it takes, its
+/// default and its help. The command line's options take their name, help, range and default
+/// from here; the file reader checks values against it; `intercom config` lists it.
 public enum ConfigurationSchema {
     public enum Kind: Sendable {
         case integer(ClosedRange<Int>)
@@ -15,48 +20,211 @@ public enum ConfigurationSchema {
     public struct Setting: Sendable {
         public let table: String
         public let key: String
-        /// The long option it feeds, without dashes.
+        /// The long option it is, without dashes.
         public let option: String
         public let kind: Kind
+        /// What the command line's help calls its value (`MS`, `HOST:PORT`).
+        public let valueName: String?
+        /// The value in use when neither the command line nor the file gives one; nil where it
+        /// depends on the machine or on other settings (`defaultText` says how).
+        public let defaultValue: ConfigurationText.Value?
+        /// The default as the help states it.
+        public let defaultText: String?
+        /// A valid value that is not the default, for examples and tests.
+        public let example: ConfigurationText.Value
         public let help: String
 
+        init(
+            _ table: String, _ key: String, option: String? = nil, _ kind: Kind, valueName: String? = nil,
+            default defaultValue: ConfigurationText.Value? = nil, defaultText: String? = nil, example: ConfigurationText.Value, help: String
+        ) {
+            self.table = table
+            self.key = key
+            self.option = option ?? key
+            self.kind = kind
+            self.valueName = valueName
+            self.defaultValue = defaultValue
+            self.defaultText = defaultText ?? defaultValue.map(Self.describe)
+            self.example = example
+            self.help = help
+        }
+
         public var path: String { "\(table).\(key)" }
+
+        /// The help as the command line shows it, its default said last.
+        public var helpWithDefault: String {
+            defaultText.map { "\(help) Default: \($0)." } ?? help
+        }
+
+        /// Whether `value` is one this setting takes (`intercom` checks the command line's with
+        /// the same ranges and choices as the file's).
+        public func accepts(_ value: ConfigurationText.Value) -> Bool {
+            switch (kind, value) {
+            case (.integer(let range), .integer(let number)): range.contains(number)
+            case (.number(let range), .integer(let number)): range.contains(Double(number))
+            case (.number(let range), .float(let number)): range.contains(number)
+            case (.text, .string(let text)): !text.isEmpty
+            case (.choice(let choices), .string(let text)): choices.contains(text)
+            case (.choice(let choices), .integer(let number)): choices.contains("\(number)")
+            // A list of one may be written as its one string (as `ptt-gpio` was, before a
+            // device could have several buttons).
+            case (.list, .string(let text)): !text.isEmpty
+            case (.list, .array(let items)): items.allSatisfy { if case .string = $0 { true } else { false } }
+            case (.toggle, .boolean): true
+            default: false
+            }
+        }
+
+        /// What a value must be, for messages.
+        public var expectation: String {
+            switch kind {
+            case .integer(let range): "expected a whole number from \(range.lowerBound) to \(range.upperBound)"
+            case .number(let range): "expected a number from \(range.lowerBound) to \(range.upperBound)"
+            case .text: "expected a non-empty string"
+            case .choice(let choices): "expected one of " + choices.joined(separator: ", ")
+            case .list: "expected a list of strings"
+            case .toggle: "expected true or false"
+            }
+        }
+
+        private static func describe(_ value: ConfigurationText.Value) -> String {
+            switch value {
+            case .boolean(let flag): flag ? "on" : "off"
+            case .string(let text): text
+            case .integer(let number): "\(number)"
+            case .float(let number): number == number.rounded() ? "\(Int(number))" : number.fixed(1)
+            case .array(let items): items.map(describe).joined(separator: ", ")
+            }
+        }
     }
 
+    // MARK: [audio]
+
+    public static let capture = Setting(
+        "audio", "capture", .text, valueName: "DEVICE", default: .string("default"), example: .string("plughw:1"),
+        help: "ALSA device to capture from.")
+    public static let playback = Setting(
+        "audio", "playback", .text, valueName: "DEVICE", default: .string("default"), example: .string("plughw:1"),
+        help: "ALSA device to play to.")
+    public static let bufferMilliseconds = Setting(
+        "audio", "buffer-ms", option: "audio-buffer-ms", .integer(10...1000), valueName: "MS", default: .integer(20), example: .integer(40),
+        help: "Sound card buffer: the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).")
+    public static let frameMilliseconds = Setting(
+        "audio", "frame-ms", .choice(OpusEncoderConfiguration.allowedFrameMilliseconds.map(String.init)), valueName: "MS",
+        defaultText: "adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file",
+        example: .integer(20),
+        help: "A fixed Opus frame length: 5, 10 or 20.")
+    public static let bitrate = Setting(
+        "audio", "bitrate", .integer(OpusEncoderConfiguration.allowedBitrates), valueName: "BPS",
+        default: .integer(OpusEncoderConfiguration().bitrate), example: .integer(64_000),
+        help: "Opus bitrate in bits per second.")
+    public static let forwardErrorCorrection = Setting(
+        "audio", "fec", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Send in-band forward error correction.")
+    public static let discontinuousTransmission = Setting(
+        "audio", "dtx", .toggle, default: .boolean(OpusEncoderConfiguration().discontinuousTransmission), example: .boolean(false),
+        help: "Discontinuous transmission: send almost nothing in silence.")
+    public static let echoCancellation = Setting(
+        "audio", "aec", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Cancel the speaker's echo in the microphone.")
+    public static let echoTailMilliseconds = Setting(
+        "audio", "echo-tail-ms", .integer(10...2000), valueName: "MS", default: .integer(150), example: .integer(300),
+        help: "The longest echo path to cancel.")
+    public static let denoise = Setting(
+        "audio", "denoise", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Suppress background noise.")
+    public static let automaticGainControl = Setting(
+        "audio", "agc", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Adjust the microphone level automatically.")
+
+    // MARK: [network]
+
+    public static let port = Setting(
+        "network", "port", .integer(0...65535), valueName: "PORT", default: .integer(5004), example: .integer(6001),
+        help: "UDP port to listen on.")
+    public static let bind = Setting(
+        "network", "bind", .text, valueName: "ADDRESS", example: .string("127.0.0.1"),
+        help: "Listen for the call on this local address only (mDNS then announces that interface alone).")
+    public static let peers = Setting(
+        "network", "peers", option: "peer", .list, valueName: "HOST:PORT", example: .array([.string("10.0.0.2:5004")]),
+        help: "A peer to call, without discovery (repeatable; replaces the configuration file's peers).")
+    public static let discovery = Setting(
+        "network", "discovery", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Publish and browse mDNS; without it, call only --peer peers.")
+    public static let name = Setting(
+        "network", "name", .text, valueName: "NAME", defaultText: "the host's name", example: .string("hall"),
+        help: "The name other peers see.")
+
+    // MARK: [call]
+
+    public static let rooms = Setting(
+        "call", "rooms", option: "room", .list, valueName: "NAME", example: .array([.string("kitchen")]),
+        help: "A room this device belongs to (repeatable, at most 16; replaces the configuration file's rooms): 'room:NAME' targets reach it. Its paired devices are told inside the encrypted call.")
+    public static let target = Setting(
+        "call", "to", .text, valueName: "TARGET", default: .string(CallTarget.all.description), example: .string("room:kitchen"),
+        help: "Whom this device talks to: 'all', 'room:NAME' (the devices in that room), or one device by its name or fingerprint (a whisper: the others get none of it).")
+    public static let pages = Setting(
+        "call", "pages", .toggle, default: .boolean(true), example: .boolean(false),
+        help: "Play pages ('intercom page': a chime or a message, over everything else, even from a device muted here).")
+    public static let pageDuckingDecibels = Setting(
+        "call", "page-ducking-db", .integer(0...40), valueName: "DB", default: .integer(15), example: .integer(20),
+        help: "How much quieter the other devices play while a page plays.")
+
+    // MARK: [talk]
+
+    public static let mode = Setting(
+        "talk", "mode", .choice(TalkMode.allCases.map(\.rawValue)), valueName: "MODE",
+        defaultText: "ptt at a terminal or with a talk button, vox on a headless device, open otherwise (files, scripts)",
+        example: .string("vox"),
+        help: "When to transmit: ptt (while the talk key is held), vox (on speech) or open (always).")
+    public static let voxThreshold = Setting(
+        "talk", "vox-threshold", .integer(1...99), valueName: "PERCENT", default: .integer(80), example: .integer(60),
+        help: "Speech probability (percent) that opens the VOX gate.")
+    public static let pttDevice = Setting(
+        "talk", "ptt-device", .text, valueName: "/dev/input/eventN", example: .string("/dev/input/event3"),
+        help: "Talk button from this evdev device (a foot switch, a spare keyboard).")
+    public static let pttKeys = Setting(
+        "talk", "ptt-key", .list, valueName: "NAME[=TARGET]", default: .array([.string("space")]), example: .array([.string("KEY_F13=room:kitchen")]),
+        help: "A --ptt-device key that talks, by name (space, KEY_F13, BTN_0) or code; repeatable, each with the target it talks to while held: KEY_F13=room:kitchen.")
+    public static let pttMaxSeconds = Setting(
+        "talk", "ptt-max-seconds", .number(0.5...3600), valueName: "SECONDS", default: .float(120), example: .float(30.5),
+        help: "The longest a held (or stuck) talk key transmits.")
+    public static let pttLatch = Setting(
+        "talk", "ptt-latch", .toggle, default: .boolean(false), example: .boolean(true),
+        help: "Tap the talk key to start talking, tap again to stop.")
+    public static let pttGPIO = Setting(
+        "talk", "ptt-gpio", .list, valueName: "CHIP:LINE[=TARGET]", example: .array([.string("gpiochip0:17")]),
+        help: "A talk button on a GPIO line (debounced), e.g. gpiochip0:17; repeatable, each with the target it talks to while held: gpiochip0:17=room:kitchen.")
+    public static let gpioActiveHigh = Setting(
+        "talk", "gpio-active-high", .toggle, default: .boolean(false), example: .boolean(true),
+        help: "The GPIO button drives its line high when pressed (off: it shorts it to ground).")
+    public static let transmitLampGPIO = Setting(
+        "talk", "tx-lamp-gpio", .text, valueName: "CHIP:LINE", example: .string("gpiochip0:22"),
+        help: "A GPIO line lit while transmitting.")
+    public static let receiveLampGPIO = Setting(
+        "talk", "rx-lamp-gpio", .text, valueName: "CHIP:LINE", example: .string("gpiochip0:23"),
+        help: "A GPIO line lit while a peer talks.")
+    public static let tones = Setting(
+        "talk", "tones", .toggle, default: .boolean(false), example: .boolean(true),
+        help: "Short tones at both ends when a transmission starts and ends, like a two-way radio.")
+    public static let pttHoldMilliseconds = Setting(
+        "talk", "ptt-hold-ms", .integer(100...2000), valueName: "MS", default: .integer(650), example: .integer(500),
+        help: "Without key-release events: how long after a press the key counts as held until it repeats (covers the keyboard's initial repeat delay).")
+
+    /// Every setting, in the order `intercom config` lists them.
     public static let settings: [Setting] = [
-        .init(table: "audio", key: "capture", option: "capture", kind: .text, help: "ALSA capture device"),
-        .init(table: "audio", key: "playback", option: "playback", kind: .text, help: "ALSA playback device"),
-        .init(table: "audio", key: "buffer-ms", option: "audio-buffer-ms", kind: .integer(10...1000), help: "sound card buffer"),
-        .init(table: "audio", key: "frame-ms", option: "frame-ms", kind: .choice(["5", "10", "20"]), help: "a fixed Opus frame length (default: adaptive)"),
-        .init(table: "audio", key: "bitrate", option: "bitrate", kind: .integer(6_000...510_000), help: "Opus bitrate"),
-        .init(table: "audio", key: "fec", option: "fec", kind: .toggle, help: "in-band FEC"),
-        .init(table: "audio", key: "dtx", option: "dtx", kind: .toggle, help: "discontinuous transmission"),
-        .init(table: "audio", key: "aec", option: "aec", kind: .toggle, help: "echo cancellation"),
-        .init(table: "audio", key: "echo-tail-ms", option: "echo-tail-ms", kind: .integer(10...2000), help: "echo tail"),
-        .init(table: "audio", key: "denoise", option: "denoise", kind: .toggle, help: "noise suppression"),
-        .init(table: "audio", key: "agc", option: "agc", kind: .toggle, help: "automatic gain control"),
-        .init(table: "network", key: "port", option: "port", kind: .integer(0...65535), help: "UDP port"),
-        .init(table: "network", key: "bind", option: "bind", kind: .text, help: "the one local address to listen on"),
-        .init(table: "network", key: "peers", option: "peer", kind: .list, help: "static peers, HOST:PORT"),
-        .init(table: "network", key: "discovery", option: "discovery", kind: .toggle, help: "mDNS discovery"),
-        .init(table: "network", key: "name", option: "name", kind: .text, help: "the name peers see"),
-        .init(table: "call", key: "rooms", option: "room", kind: .list, help: "rooms this device belongs to"),
-        .init(table: "call", key: "to", option: "to", kind: .text, help: "whom this device talks to: all, room:NAME or a device"),
-        .init(table: "call", key: "pages", option: "pages", kind: .toggle, help: "play pages"),
-        .init(table: "call", key: "page-ducking-db", option: "page-ducking-db", kind: .integer(0...40), help: "how much quieter the others play under a page"),
-        .init(table: "talk", key: "mode", option: "mode", kind: .choice(["ptt", "vox", "open"]), help: "when to transmit"),
-        .init(table: "talk", key: "vox-threshold", option: "vox-threshold", kind: .integer(1...99), help: "VOX speech probability"),
-        .init(table: "talk", key: "ptt-device", option: "ptt-device", kind: .text, help: "evdev talk button"),
-        .init(table: "talk", key: "ptt-key", option: "ptt-key", kind: .list, help: "evdev talk keys, NAME or NAME=TARGET"),
-        .init(table: "talk", key: "ptt-max-seconds", option: "ptt-max-seconds", kind: .number(0.5...3600), help: "longest transmission"),
-        .init(table: "talk", key: "ptt-latch", option: "ptt-latch", kind: .toggle, help: "tap to talk"),
-        .init(table: "talk", key: "ptt-gpio", option: "ptt-gpio", kind: .list, help: "GPIO talk buttons, CHIP:LINE or CHIP:LINE=TARGET"),
-        .init(table: "talk", key: "gpio-active-high", option: "gpio-active-high", kind: .toggle, help: "button polarity"),
-        .init(table: "talk", key: "tx-lamp-gpio", option: "tx-lamp-gpio", kind: .text, help: "GPIO lamp while transmitting"),
-        .init(table: "talk", key: "rx-lamp-gpio", option: "rx-lamp-gpio", kind: .text, help: "GPIO lamp while receiving"),
-        .init(table: "talk", key: "tones", option: "tones", kind: .toggle, help: "talk tones"),
-        .init(table: "talk", key: "ptt-hold-ms", option: "ptt-hold-ms", kind: .integer(100...2000), help: "hold detection timeout"),
+        capture, playback, bufferMilliseconds, frameMilliseconds, bitrate, forwardErrorCorrection, discontinuousTransmission,
+        echoCancellation, echoTailMilliseconds, denoise, automaticGainControl,
+        port, bind, peers, discovery, name,
+        rooms, target, pages, pageDuckingDecibels,
+        mode, voxThreshold, pttDevice, pttKeys, pttMaxSeconds, pttLatch, pttGPIO, gpioActiveHigh, transmitLampGPIO, receiveLampGPIO,
+        tones, pttHoldMilliseconds,
     ]
+
+    /// The file's tables, in the order of the settings.
+    public static var tables: [String] {
+        settings.map(\.table).reduce(into: []) { tables, table in if tables.last != table { tables.append(table) } }
+    }
 
     public static func setting(table: String, key: String) -> Setting? {
         settings.first { $0.table == table && $0.key == key }
