@@ -68,7 +68,8 @@ public final class Call: @unchecked Sendable {
         // A few hundred milliseconds of packets each way: enough for any scheduling hiccup.
         let outbox = RecyclingRing<[UInt8]>(capacity: 64) { ReceivedPacket.spareStorage() }
         let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
-        let captureCounters = CaptureCounters()
+        let captureCounters = CaptureStatistics()
+        let linkFeedback = LinkFeedbackChannel()
         let echoReference = EchoReference(
             frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds
         )
@@ -76,11 +77,12 @@ public final class Call: @unchecked Sendable {
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(
             source: source, configuration: configuration, stream: stream, echoReference: echoReference,
-            localTones: playback.localTones, pageFeed: pageFeed, outbox: outbox, counters: captureCounters, wakeNetwork: { poller.wake() }
+            localTones: playback.localTones, pageFeed: pageFeed, outbox: outbox, counters: captureCounters,
+            linkFeedback: linkFeedback, wakeNetwork: { poller.wake() }
         )
         network = NetworkLoop(
             socket: socket, poller: poller, configuration: configuration, ssrc: ssrc,
-            outbox: outbox, inbox: inbox, capture: captureCounters, directory: directory, logger: logger
+            outbox: outbox, inbox: inbox, capture: captureCounters, linkFeedback: linkFeedback, directory: directory, logger: logger
         )
         let stall = configuration.stallForTesting.map { ($0.thread, SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds($0.after)) }
         func loop(_ thread: String, _ stop: SharedFlag) -> LoopTurns {
@@ -109,7 +111,7 @@ public final class Call: @unchecked Sendable {
 
     /// Push-to-talk: whether the talk key or button is held now. Any thread; never blocks.
     public func setTalkKey(held: Bool) {
-        let wasHeld = capture.counters.talkKeyHeld.exchange(held, ordering: .relaxed)
+        let wasHeld = capture.controls.talkKeyHeld.exchange(held, ordering: .relaxed)
         guard held, !wasHeld else { return }
         let now = SystemClock.realtimeNanoseconds()
         talkKeyPresses.withLock { presses in
@@ -119,20 +121,20 @@ public final class Call: @unchecked Sendable {
 
     /// Mutes or unmutes our microphone, whatever the talk mode.
     public func setMuted(_ muted: Bool) {
-        capture.counters.muted.store(muted, ordering: .relaxed)
+        capture.controls.muted.store(muted, ordering: .relaxed)
     }
 
     /// The talk mode in force.
-    public var mode: TalkMode { TalkMode.allCases[capture.counters.mode.load(ordering: .relaxed)] }
+    public var mode: TalkMode { capture.controls.mode.load(ordering: .relaxed) }
 
     /// Changes when we transmit, while the call goes on.
     public func setMode(_ mode: TalkMode) {
-        capture.counters.mode.store(TalkMode.allCases.firstIndex(of: mode)!, ordering: .relaxed)
+        capture.controls.mode.store(mode, ordering: .relaxed)
     }
 
     /// Changes the speech probability (percent) that opens the VOX gate, while the call goes on.
     public func setVoxThreshold(_ percent: Int) {
-        capture.counters.voxThreshold.store(min(99, max(1, percent)), ordering: .relaxed)
+        capture.controls.voxThreshold.store(min(99, max(1, percent)), ordering: .relaxed)
     }
 
     /// Adds a peer to call, while the call goes on.
@@ -213,6 +215,9 @@ public final class Call: @unchecked Sendable {
     public func trustedListChanged() {
         network.trustedListChanged()
     }
+
+    /// The paired devices as the call last read them, and news of their changes (nil in a plain call).
+    var trustedList: TrustedList? { network.trustedList }
 
     /// Tells the call about a peer that discovery found or lost, or the user named.
     public func discovered(_ change: PeerDirectoryChange<SocketAddress>) {

@@ -1,4 +1,3 @@
-import Dispatch
 import IntercomCore
 import IntercomIO
 import IntercomSecurity
@@ -7,26 +6,28 @@ import Logging
 /// Publishes a call on the LAN over mDNS and lets the peers discovery finds join it; they
 /// leave on their mDNS goodbye (or on RTCP BYE, or the keepalive timeout, in the call).
 /// Without avahi-daemon, one clear warning, and peers named with --peer keep working.
-public final class CallDiscovery: @unchecked Sendable {
+public final class CallDiscovery: Sendable {
     private let discovery: ServiceDiscovery
-    /// Looks again at the peers found when the paired devices change (a pairing or unpairing
-    /// in another process), so that a device paired during the call is called at once.
-    private var trustWatch: DispatchSourceTimer?
+    /// Set once the call stops: the trusted list's news is no longer acted on.
+    private let stopped = SharedFlag()
 
     /// Whether a discovered peer is one we may call: in an encrypted call, a device whose
     /// announced fingerprint is ours or a paired one's (the handshake then proves the key);
     /// in a plain call, one that is unencrypted too.
-    static func isPaired(_ peer: DiscoveredPeer, security: CallSecurity?) -> Bool {
+    static func isPaired(_ peer: DiscoveredPeer, ownKey: [UInt8]?, trusted: TrustedList?) -> Bool {
         let announced = peer.fingerprint ?? ""
-        guard let security else { return announced.isEmpty }
+        guard let ownKey else { return announced.isEmpty }
         guard !announced.isEmpty else { return false }
-        let keys = ((try? security.trustedDevices.trustedKeys()) ?? []).union([security.identity.publicKey])
+        var keys = Set(trusted?.paired.keys.map { $0 } ?? [])
+        keys.insert(ownKey)
         return keys.contains { Fingerprint(publicKey: $0).matches(announced) }
     }
 
     public init(call: Call, logger: Logger) throws {
         let configuration = call.configuration
         let security = configuration.security
+        let ownKey = security?.identity.publicKey
+        let trusted = call.trustedList
         var announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
             frameMilliseconds: MediaTime.milliseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate),
@@ -40,7 +41,7 @@ public final class CallDiscovery: @unchecked Sendable {
             switch event {
             case .appeared(let peer), .updated(let peer), .confirmed(let peer):
                 guard !peer.isPairing, let address = Self.preferredAddress(of: peer) else { return }
-                guard Self.isPaired(peer, security: security) else {
+                guard Self.isPaired(peer, ownKey: ownKey, trusted: trusted) else {
                     if case .appeared = event {
                         logger.notice("peer found, not paired: not called", metadata: [
                             "name": "\(TerminalText.sanitized(peer.serviceName))", "fingerprint": "\(TerminalText.sanitized(peer.fingerprint ?? "none"))",
@@ -75,27 +76,23 @@ public final class CallDiscovery: @unchecked Sendable {
                 logger.warning("mDNS discovery: \(error)")
             }
         }
-        if let security { watchTrust(call: call, security: security, logger: logger) }
+        if let trusted { lookAgainWhenTrustChanges(call: call, ownKey: ownKey, trusted: trusted, logger: logger) }
     }
 
     public func stop() {
-        trustWatch?.cancel()
+        stopped.value.store(true, ordering: .relaxed)
         discovery.stop()
     }
 
-    /// Every 2 s, while the call is encrypted: if the trusted list changed, calls the peers found
-    /// that are paired now and stops calling those that are not.
-    private func watchTrust(call: Call, security: CallSecurity, logger: Logger) {
-        var stamp = security.trustedDevices.stamp()
-        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        timer.schedule(deadline: .now() + 2, repeating: 2)
-        timer.setEventHandler { [discovery] in
-            let current = security.trustedDevices.stamp()
-            guard current != stamp else { return }
-            stamp = current
+    /// When the paired devices change (a pairing or unpairing in another process, as the call's
+    /// one watcher of the list reads it), calls the peers found that are paired now and stops
+    /// calling those that are not, so that a device paired during the call is called at once.
+    private func lookAgainWhenTrustChanges(call: Call, ownKey: [UInt8]?, trusted: TrustedList, logger: Logger) {
+        trusted.observe { [discovery, stopped] in
+            guard !stopped.value.load(ordering: .relaxed) else { return }
             for peer in discovery.peers where !peer.isPairing {
                 guard let address = Self.preferredAddress(of: peer) else { continue }
-                if Self.isPaired(peer, security: security) {
+                if Self.isPaired(peer, ownKey: ownKey, trusted: trusted) {
                     call.discovered(.appeared(name: peer.serviceName, address: address))
                 } else {
                     call.discovered(.disappeared(name: peer.serviceName))
@@ -103,8 +100,6 @@ public final class CallDiscovery: @unchecked Sendable {
             }
             logger.info("paired devices changed; peers found looked at again")
         }
-        timer.resume()
-        trustWatch = timer
     }
 
     /// IPv4 where the peer has it (every LAN routes it), else its first address.

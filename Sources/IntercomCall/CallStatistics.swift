@@ -141,7 +141,7 @@ public struct CallStatistics: Codable, Sendable {
 
     init(
         playback: PlaybackSnapshot, network: NetworkSnapshot, networkCounters: NetworkCounters,
-        captureCounters: CaptureCounters, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
+        captureCounters: CaptureStatistics, devices: (capture: DeviceStatistics?, playback: DeviceStatistics?),
         inputStart: UInt64, outputStart: UInt64, runningSeconds: Double,
         discovery: DiscoveryStatus = .off, talkKeyPresses: [UInt64] = [], target: CallTarget = .all
     ) {
@@ -172,7 +172,7 @@ public struct CallStatistics: Codable, Sendable {
         let callStart = captureCounters.firstFrameCaptureTime.load(ordering: .relaxed)
         echoMoves = captureCounters.recordedEchoMoves().map { EchoMoveFigures($0, callStart: callStart) }
         let echoDelay = captureCounters.echoDelaySamples.load(ordering: .relaxed)
-        echoDelayMs = echoDelay == CaptureCounters.unknownEchoDelay ? nil : MediaTime.milliseconds(samples: Double(echoDelay))
+        echoDelayMs = echoDelay == CaptureStatistics.unknownEchoDelay ? nil : MediaTime.milliseconds(samples: Double(echoDelay))
         sentPackets = captureCounters.sentPackets.load(ordering: .relaxed)
         sentPayloadBytes = captureCounters.sentOctets.load(ordering: .relaxed)
         datagramsSent = networkCounters.datagramsSent.load(ordering: .relaxed)

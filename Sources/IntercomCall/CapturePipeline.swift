@@ -70,12 +70,14 @@ final class CapturePipeline {
     private var clickGuard = TalkKeyClickGuard()
     private var lossAdaptation: LossAdaptation
     private var lastLossReport = 0
-    let counters: CaptureCounters
+    let counters: CaptureStatistics
+    let controls: CaptureControls
+    private let linkFeedback: LinkFeedbackChannel
 
     init(
         source: AudioSource, configuration: CallConfiguration, stream: OutgoingStream, echoReference: EchoReference,
-        localTones: SPSCRing<[Float]>, pageFeed: PageFeed, outbox: RecyclingRing<[UInt8]>, counters: CaptureCounters,
-        wakeNetwork: @escaping () -> Void
+        localTones: SPSCRing<[Float]>, pageFeed: PageFeed, outbox: RecyclingRing<[UInt8]>, counters: CaptureStatistics,
+        linkFeedback: LinkFeedbackChannel, wakeNetwork: @escaping () -> Void
     ) throws {
         talkTones = configuration.talkTones
         lossAdaptation = LossAdaptation(initialPercent: configuration.encoder.expectedLossPercent)
@@ -87,8 +89,8 @@ final class CapturePipeline {
         encoding = configuration.adaptiveCodec ? .robust : .fixed
         counters.codecMode.store(encoding.index, ordering: .relaxed)
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
-        counters.mode.store(TalkMode.allCases.firstIndex(of: configuration.mode)!, ordering: .relaxed)
-        counters.voxThreshold.store(configuration.preprocessor.vadStartProbability, ordering: .relaxed)
+        controls = CaptureControls(mode: configuration.mode, voxThreshold: configuration.preprocessor.vadStartProbability)
+        self.linkFeedback = linkFeedback
         self.echoReference = echoReference
         var cleaning = configuration.preprocessor
         // Voice activity is always measured: the mode may change to VOX while the call runs.
@@ -153,7 +155,7 @@ final class CapturePipeline {
                 // After the move's slot: a reader that sees the count sees the move.
                 counters.echoDelayCorrections.store(echoReference.corrections, ordering: .releasing)
             }
-            counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureCounters.unknownEchoDelay, ordering: .relaxed)
+            counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureStatistics.unknownEchoDelay, ordering: .relaxed)
         }
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)
@@ -166,7 +168,7 @@ final class CapturePipeline {
         if sendingPage {
             talking = true
         } else {
-            let gateOpen = hasAudio && !counters.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
+            let gateOpen = hasAudio && !controls.muted.load(ordering: .relaxed) && shouldTransmit(speech: speech, now: now)
             if mode == .vox {
                 preroll.pass(&frame, tag: 0, sending: gateOpen, pause: cleaner.voiceFrame.isPause)
             }
@@ -262,11 +264,10 @@ final class CapturePipeline {
     /// Sizes in-band FEC to the loss the peers report, and tells the codec's mode how the
     /// link is, when a new report came in.
     private func adaptToReports(now: UInt64) {
-        let reports = counters.lossReports.load(ordering: .acquiring)
-        guard reports != lastLossReport else { return }
-        lastLossReport = reports
-        let fraction = Double(counters.reportedLossPermille.load(ordering: .relaxed)) / 1000
-        let jitter = Double(counters.reportedJitterMicroseconds.load(ordering: .relaxed)) / 1000
+        guard let (feedback, count) = linkFeedback.latest(after: lastLossReport) else { return }
+        lastLossReport = count
+        let fraction = Double(feedback.lossPermille) / 1000
+        let jitter = Double(feedback.jitterMicroseconds) / 1000
         modes.reported(fractionLost: fraction, jitterMilliseconds: jitter, now: now)
         if let percent = lossAdaptation.reported(fractionLost: fraction) {
             try? encoder.setExpectedLoss(percent: percent)
@@ -293,10 +294,10 @@ final class CapturePipeline {
     }
 
     /// The talk mode in force; it may change while the call runs.
-    private var mode: TalkMode { TalkMode.allCases[counters.mode.load(ordering: .relaxed)] }
+    private var mode: TalkMode { controls.mode.load(ordering: .relaxed) }
 
     private func shouldTransmit(speech: Bool, now: UInt64) -> Bool {
-        let threshold = counters.voxThreshold.load(ordering: .relaxed)
+        let threshold = controls.voxThreshold.load(ordering: .relaxed)
         if threshold != cleaning.vadStartProbability {
             cleaning.vadStartProbability = threshold
             cleaning.vadContinueProbability = max(1, threshold - 15)
@@ -307,7 +308,7 @@ final class CapturePipeline {
         case .vox:
             return gate.isOpen(speech: speech, now: now, delayNanoseconds: UInt64(preroll.count) * frameNanoseconds)
         case .ptt:
-            return counters.talkKeyHeld.load(ordering: .relaxed)
+            return controls.talkKeyHeld.load(ordering: .relaxed)
         }
     }
 
@@ -316,25 +317,55 @@ final class CapturePipeline {
     }
 }
 
+/// What other threads tell the capture thread, which reads it every frame without locks:
+/// the talk key, mute, the talk mode and the VOX threshold.
+final class CaptureControls: Sendable {
+    /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
+    let talkKeyHeld = Atomic<Bool>(false)
+    let muted = Atomic<Bool>(false)
+    /// The talk mode and the VOX threshold, which the capture thread follows when they change.
+    let mode: Atomic<TalkMode>
+    let voxThreshold: Atomic<Int>
+
+    init(mode: TalkMode, voxThreshold: Int) {
+        self.mode = Atomic(mode)
+        self.voxThreshold = Atomic(voxThreshold)
+    }
+}
+
+/// The peers' reports of our stream, from the network thread to the encoder (the loop that
+/// sizes FEC and chooses the codec's mode from what the far end measured).
+final class LinkFeedbackChannel: Sendable {
+    private let lossPermille = Atomic<Int>(0)
+    private let jitterMicroseconds = Atomic<Int>(0)
+    private let posts = Atomic<Int>(0)
+
+    /// Network thread: the worst link the peers report now (also when a peer left and took its report along).
+    func post(_ feedback: LinkFeedback) {
+        lossPermille.store(feedback.lossPermille, ordering: .relaxed)
+        jitterMicroseconds.store(feedback.jitterMicroseconds, ordering: .relaxed)
+        // Counted after the figures are stored: the reader takes them when it sees the count change.
+        posts.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// Capture thread: the latest feedback if any was posted since the count `seen`, with the new count.
+    func latest(after seen: Int) -> (feedback: LinkFeedback, count: Int)? {
+        let count = posts.load(ordering: .acquiring)
+        guard count != seen else { return nil }
+        let feedback = LinkFeedback(
+            lossPermille: lossPermille.load(ordering: .relaxed), jitterMicroseconds: jitterMicroseconds.load(ordering: .relaxed)
+        )
+        return (feedback, count)
+    }
+}
+
 /// What the capture thread reports, readable from any thread without locks.
-final class CaptureCounters: Sendable {
+final class CaptureStatistics: Sendable {
     /// Packets lost because the outbox was full (the network thread fell behind).
     let outboxFull = Atomic<Int>(0)
     /// Frames lost to an error reading the source, cleaning, or encoding.
     let errors = Atomic<Int>(0)
     let talking = Atomic<Bool>(false)
-    /// Set by the talk key or button (push-to-talk mode) and the mute key, from any thread.
-    let talkKeyHeld = Atomic<Bool>(false)
-    let muted = Atomic<Bool>(false)
-    /// The talk mode (an index into `TalkMode.allCases`) and the VOX threshold, which the
-    /// capture thread follows when they change.
-    let mode = Atomic<Int>(0)
-    let voxThreshold = Atomic<Int>(80)
-    /// The worst loss (per mille) and interarrival jitter a peer reported for our stream in
-    /// its latest RTCP report, and a count of reports, written by the network thread.
-    let reportedLossPermille = Atomic<Int>(0)
-    let reportedJitterMicroseconds = Atomic<Int>(0)
-    let lossReports = Atomic<Int>(0)
     /// The encoder of the last frame (`CodecMode.index`).
     let codecMode = Atomic<Int>(0)
     /// The loss rate the encoder's FEC is sized for now.
@@ -350,7 +381,7 @@ final class CaptureCounters: Sendable {
     /// Moves the delay estimator called for that the canceller's prediction refuted.
     let echoMovesRefused = Atomic<Int>(0)
     static let unknownEchoDelay = Int.min
-    let echoDelaySamples = Atomic<Int>(CaptureCounters.unknownEchoDelay)
+    let echoDelaySamples = Atomic<Int>(CaptureStatistics.unknownEchoDelay)
     /// Peak of the last frame, 0...32768.
     let level = Atomic<Int>(0)
     let firstSampleTime = Atomic<UInt64>(0)

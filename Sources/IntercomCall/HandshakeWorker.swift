@@ -27,6 +27,8 @@ public struct CallSecurity: Sendable {
 final class HandshakeWorker {
     typealias Channel = SecureChannel<SocketAddress>
     private let store: TrustedDeviceStore
+    /// The trusted list as this thread last read it, for every other part of the call.
+    let trustedList: TrustedList
     /// How often the thread looks whether the trusted list changed (unpairing drops a device within 2 s).
     private static let trustCheckInterval: Duration = .seconds(1)
 
@@ -45,20 +47,19 @@ final class HandshakeWorker {
     private var worker: JoinableThread?
     private let wakeNetwork: @Sendable () -> Void
 
+    /// Reads the trusted list once now (a list that cannot be read trusts nobody but ourselves).
     init(store: TrustedDeviceStore, logger: Logger, wakeNetwork: @escaping @Sendable () -> Void) {
         self.store = store
         self.logger = logger
         self.wakeNetwork = wakeNetwork
+        trustedList = TrustedList(pairedDevices((try? store.load()) ?? []))
     }
 
     deinit { stop() }
 
-    /// The paired devices as the list stands now (a list that cannot be read: none).
-    func pairedNow() -> [[UInt8]: TrustedPeer] { pairedDevices((try? store.load()) ?? []) }
-
     func start() throws {
-        let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store) =
-            (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store)
+        let (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store, trustedList) =
+            (work, results, trustUpdates, workArrived, stopping, wakeNetwork, store, trustedList)
         let versionNotices = versionNotices
         let trustedListChanged = trustedListChanged
         let logger = logger
@@ -83,9 +84,11 @@ final class HandshakeWorker {
                 // (A change within the file system's timestamp resolution keeps the stamp: told, it is read anyway.)
                 guard current != stamp || told else { continue }
                 // A list that cannot be read trusts nobody but ourselves until it can.
-                if trustUpdates.push(pairedDevices((try? store.load()) ?? [])) {
+                let paired = pairedDevices((try? store.load()) ?? [])
+                if trustUpdates.push(paired) {
                     stamp = current
                     wakeNetwork()
+                    trustedList.publish(paired)
                 } else if told {
                     trustedListChanged.value.store(true, ordering: .relaxed)
                 }
@@ -121,6 +124,33 @@ final class HandshakeWorker {
     /// From the network thread: a finished step, and a changed trusted list.
     func takeResult() -> Channel.WorkResult? { results.pop() }
     func takeTrustUpdate() -> [[UInt8]: TrustedPeer]? { trustUpdates.pop() }
+}
+
+/// The paired devices as the call knows them: read by one watcher (the handshake thread, when
+/// the list's file changes) and published to every part of the call that needs them. The
+/// network thread, which may not lock, gets them through a ring of its own instead.
+final class TrustedList: Sendable {
+    private let state: Mutex<(paired: [[UInt8]: TrustedPeer], observers: [@Sendable () -> Void])>
+
+    init(_ paired: [[UInt8]: TrustedPeer]) {
+        state = Mutex((paired, []))
+    }
+
+    /// The paired devices by key, as last read.
+    var paired: [[UInt8]: TrustedPeer] { state.withLock { $0.paired } }
+
+    /// Calls `observer` (on the watcher's thread) each time the list changes.
+    func observe(_ observer: @escaping @Sendable () -> Void) {
+        state.withLock { $0.observers.append(observer) }
+    }
+
+    func publish(_ paired: [[UInt8]: TrustedPeer]) {
+        let observers = state.withLock { state in
+            state.paired = paired
+            return state.observers
+        }
+        for observer in observers { observer() }
+    }
 }
 
 /// Each paired device by its key.

@@ -13,7 +13,7 @@ final class NetworkLoop {
     private let socket: UDPSocket
     private let poller: Poller
     private let outbox: RecyclingRing<[UInt8]>
-    private let capture: CaptureCounters
+    private let capture: CaptureStatistics
     private let directory: PeerDirectory
     private var session: CallSession<SocketAddress>
     private var output: Output
@@ -35,8 +35,8 @@ final class NetworkLoop {
 
     init(
         socket: UDPSocket, poller: Poller, configuration: CallConfiguration, ssrc: UInt32,
-        outbox: RecyclingRing<[UInt8]>, inbox: RecyclingRing<ReceivedPacket>, capture: CaptureCounters,
-        directory: PeerDirectory, logger: Logger
+        outbox: RecyclingRing<[UInt8]>, inbox: RecyclingRing<ReceivedPacket>, capture: CaptureStatistics,
+        linkFeedback: LinkFeedbackChannel, directory: PeerDirectory, logger: Logger
     ) {
         self.socket = socket
         self.poller = poller
@@ -50,14 +50,16 @@ final class NetworkLoop {
         let security = configuration.security.map { security in
             SessionSecurity<SocketAddress>(
                 publicKey: security.identity.publicKey, privateKey: security.identity.privateKey,
-                rekeyInterval: security.rekeyInterval, paired: handshakes?.pairedNow() ?? [:], host: { $0.host }
+                rekeyInterval: security.rekeyInterval, paired: handshakes?.trustedList.paired ?? [:], host: { $0.host }
             )
         }
         session = CallSession(
             configuration: configuration, ssrc: ssrc, localPort: socket.localPort, staticPeers: configuration.staticPeers, security: security
         )
         senders = SenderAddressCache(capacity: session.peers.capacity)
-        output = Output(socket: socket, inbox: inbox, capture: capture, handshakes: handshakes, snapshot: snapshot, counters: session.counters)
+        output = Output(
+            socket: socket, inbox: inbox, linkFeedback: linkFeedback, handshakes: handshakes, snapshot: snapshot, counters: session.counters
+        )
     }
 
     func run(_ loop: LoopTurns) {
@@ -95,6 +97,8 @@ final class NetworkLoop {
     func startHelpers() throws { try handshakes?.start() }
     /// The trusted list changed here (a volume key): read it now. Any thread.
     func trustedListChanged() { handshakes?.readTrustedListNow() }
+    /// The paired devices as the call last read them (nil in a plain call).
+    var trustedList: TrustedList? { handshakes?.trustedList }
     func stopHelpers() { handshakes?.stop() }
 
     /// Handshake steps the helper thread finished, and a changed list of paired devices.
@@ -137,7 +141,7 @@ final class NetworkLoop {
     private struct Output: CallSessionOutput {
         let socket: UDPSocket
         let inbox: RecyclingRing<ReceivedPacket>
-        let capture: CaptureCounters
+        let linkFeedback: LinkFeedbackChannel
         let handshakes: HandshakeWorker?
         let snapshot: PublishedNetworkSnapshot
         let counters: NetworkCounters
@@ -169,13 +173,7 @@ final class NetworkLoop {
 
         func note(_ notice: SecureChannel<SocketAddress>.VersionNotice) { handshakes?.post(notice) }
 
-        func linkReported(_ feedback: LinkFeedback) {
-            capture.reportedLossPermille.store(feedback.lossPermille, ordering: .relaxed)
-            capture.reportedJitterMicroseconds.store(feedback.jitterMicroseconds, ordering: .relaxed)
-            // Counted after the figures are stored: the capture thread reads them when it sees the
-            // count change (also when a peer left and took its report along).
-            capture.lossReports.wrappingAdd(1, ordering: .releasing)
-        }
+        func linkReported(_ feedback: LinkFeedback) { linkFeedback.post(feedback) }
 
         func publish(_ figures: NetworkFigures, waiting: Bool) -> Bool { snapshot.publish(figures, waiting: waiting) }
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// Every count the threads keep reaches the figures, and a fault reaches `intercom status`.
 @Suite struct CallStatisticsTests {
-    private static func statistics(playback: PlaybackSnapshot = .init(), network: NetworkCounters, capture: CaptureCounters) -> CallStatistics {
+    private static func statistics(playback: PlaybackSnapshot = .init(), network: NetworkCounters, capture: CaptureStatistics) -> CallStatistics {
         CallStatistics(
             playback: playback, network: NetworkSnapshot(), networkCounters: network, captureCounters: capture,
             devices: (capture: nil, playback: nil), inputStart: 0, outputStart: 0, runningSeconds: 1
@@ -26,7 +26,7 @@ import Testing
 
     @Test func countersAppearInTheJSONUnderTheirNames() throws {
         let network = NetworkCounters()
-        let capture = CaptureCounters()
+        let capture = CaptureStatistics()
         network.rtpReceived.store(7, ordering: .relaxed)
         network.rtcpReceived.store(2, ordering: .relaxed)
         network.ownPackets.store(3, ordering: .relaxed)
@@ -51,7 +51,7 @@ import Testing
 
     @Test func statusNamesFaultsOnlyWhenThereAreSome() throws {
         let network = NetworkCounters()
-        let capture = CaptureCounters()
+        let capture = CaptureStatistics()
         let clean = try Self.report(Self.statistics(network: network, capture: capture)).text
         #expect(!clean.contains("FAULTS"), "\(clean)")
         network.sendErrors.store(2, ordering: .relaxed)

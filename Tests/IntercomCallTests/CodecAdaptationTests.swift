@@ -24,12 +24,14 @@ import TestSupport
         #expect(configuration.adaptsCodec && configuration.periodSamples == 240)
         let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
         let outbox = RecyclingRing<[UInt8]>(capacity: 2_048) { [] }
-        let counters = CaptureCounters()
+        let counters = CaptureStatistics()
+        let linkFeedback = LinkFeedbackChannel()
         var generator = SystemRandomNumberGenerator()
         let capture = try CapturePipeline(
             source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
             stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds),
-            localTones: SPSCRing(capacity: 4), pageFeed: PageFeed(), outbox: outbox, counters: counters, wakeNetwork: {}
+            localTones: SPSCRing(capacity: 4), pageFeed: PageFeed(), outbox: outbox, counters: counters,
+            linkFeedback: linkFeedback, wakeNetwork: {}
         )
         let stop = SharedFlag()
         let thread = try JoinableThread(name: "capture") { capture.run(LoopTurns(thread: "capture", stop: stop)) }
@@ -45,11 +47,9 @@ import TestSupport
                 outbox.giveBack(consume datagram)
             }
         }
-        /// A receiver's report, as the network thread stores it: the figures, then the count.
+        /// A receiver's report, as the network thread posts it.
         func report(lossPermille: Int) -> Double {
-            counters.reportedLossPermille.store(lossPermille, ordering: .relaxed)
-            counters.reportedJitterMicroseconds.store(500, ordering: .relaxed)
-            counters.lossReports.wrappingAdd(1, ordering: .releasing)
+            linkFeedback.post(LinkFeedback(lossPermille: lossPermille, jitterMicroseconds: 500))
             return elapsed()
         }
         func wait(until time: Double) {
