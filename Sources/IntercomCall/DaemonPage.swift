@@ -34,20 +34,20 @@ public final class DaemonPage: Sendable {
     }
 
     /// Starts sending the WAV recording open at `file` to `target` (the call's own target when
-    /// nil); the reply line: `paging DEVICES SECONDS TARGET`, or an error.
-    public func start(file: Int32, target: CallTarget?) -> String {
+    /// nil): `paging`, or a refusal.
+    public func start(file: Int32, target: CallTarget?) -> StatusReply {
         let samples: [Int16]
         do {
             samples = try Self.read(file)
         } catch {
-            return "error: \(TerminalText.sanitized(error.description))\n"
+            return .refused(reason: TerminalText.sanitized(error.description), later: false)
         }
         let claimed = state.withLock { state -> Bool in
             if case .playing = state { return false }
             state = .playing(devices: 0, target: .all)
             return true
         }
-        guard claimed else { return "error: a page is already playing\n" }
+        guard claimed else { return .refused(reason: "a page is already playing", later: true) }
         let target = target ?? call.chosenTarget
         let shown = TerminalText.sanitized(target.description)
         call.pageTarget(target)
@@ -56,7 +56,7 @@ public final class DaemonPage: Sendable {
             call.pageTarget(nil)
             state.withLock { $0 = .idle }
             logger.warning("page: no device of \(shown) can be reached: nothing was sent")
-            return "error: no device of \(shown) can be reached: nothing was sent\n"
+            return .refused(reason: "no device of \(shown) can be reached: nothing was sent", later: true)
         }
         state.withLock { $0 = .playing(devices: devices, target: target) }
         let seconds = Double(samples.count) / Double(VoiceFormat.sampleRate)
@@ -66,16 +66,16 @@ public final class DaemonPage: Sendable {
         } catch {
             finish(devices: devices, target: target)
         }
-        return "paging \(devices) \(seconds.fixed(2)) \(target)\n"
+        return .paging(devices: devices, seconds: seconds, target: shown)
     }
 
-    /// How the page asked for last is going; the reply line.
-    public func result() -> String {
+    /// How the page asked for last is going.
+    public func result() -> StatusReply {
         state.withLock { state in
             switch state {
-            case .idle: "error: no page was asked for\n"
-            case .playing: "playing\n"
-            case .finished(let devices, let target): "paged \(devices) \(target)\n"
+            case .idle: .refused(reason: "no page was asked for", later: false)
+            case .playing: .pagePlaying
+            case .finished(let devices, let target): .paged(devices: devices, target: TerminalText.sanitized(target.description))
             }
         }
     }

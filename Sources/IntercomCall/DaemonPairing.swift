@@ -31,15 +31,15 @@ public final class DaemonPairing: Sendable {
         self.logger = logger
     }
 
-    /// Starts pairing with the code the other device printed, or makes a code and waits; the reply line.
-    public func start(code: String?) -> String {
+    /// Starts pairing with the code the other device printed, or makes a code and waits.
+    public func start(code: String?) -> StatusReply {
         let printed = code == nil ? makePairingCode() : nil
         let started = state.withLock { state -> Bool in
             if case .running = state { return false }
             state = .running(code: printed)
             return true
         }
-        guard started else { return "error: a pairing is already running\n" }
+        guard started else { return .refused(reason: "a pairing is already running", later: true) }
         // The code goes only to the asker, over the owner-only status socket: the log is read by
         // more people (members of adm or systemd-journal), and a code is a key to this device.
         if printed != nil { logger.notice("pairing: a code was issued over the status socket") }
@@ -64,44 +64,47 @@ public final class DaemonPairing: Sendable {
         } catch {
             state.withLock { $0 = .failed("\(error)") }
         }
-        return printed.map { "code: \($0)\n" } ?? "looking\n"
+        return .pairingStarted(code: printed)
     }
 
     /// Stops trusting a device, in the daemon's own list (as `intercom unpair` does in the
-    /// list of a state directory); the running call drops its session within 2 s. The reply line.
-    public func unpair(_ device: String) -> String {
+    /// list of a state directory); the running call drops its session within 2 s.
+    public func unpair(_ device: String) -> StatusReply {
         do {
             let removed = try store.remove(matching: device)
             let fingerprint = removed.keyBytes.map { Fingerprint(publicKey: $0).description } ?? "?"
             logger.notice("unpaired over the status socket", metadata: ["fingerprint": "\(fingerprint)"])
-            return "unpaired \(TerminalText.sanitized(removed.name)) (\(fingerprint))\n"
+            return .unpaired(name: TerminalText.sanitized(removed.name), fingerprint: fingerprint)
         } catch {
-            return "error: \(TerminalText.sanitized("\(error)"))\n"
+            return .refused(reason: TerminalText.sanitized("\(error)"), later: false)
         }
     }
 
     /// Changes how loud a paired device plays, in the daemon's own list (as `intercom volume`,
     /// `mute` and `unmute` do in the list of a state directory); the running call follows
-    /// within 2 s. The reply line.
-    public func changeListening(of device: String, _ change: (inout PeerListening) -> Void) -> String {
+    /// within 2 s.
+    public func changeListening(of device: String, _ change: (inout PeerListening) -> Void) -> StatusReply {
         do {
             let changed = try store.changeListening(matching: device, change)
-            return "listening \(changed.listeningDescription)\n"
+            return .listening(
+                name: TerminalText.sanitized(changed.name), fingerprint: changed.keyBytes.map { Fingerprint(publicKey: $0).description } ?? "invalid key",
+                volumePercent: changed.listening.volumePercent, muted: changed.listening.muted
+            )
         } catch {
-            return "error: \(TerminalText.sanitized("\(error)"))\n"
+            return .refused(reason: TerminalText.sanitized("\(error)"), later: false)
         }
     }
 
-    /// How the pairing is going; the reply line.
-    public func result() -> String {
+    /// How the pairing is going.
+    public func result() -> StatusReply {
         state.withLock { state in
             switch state {
-            case .idle: "error: no pairing was asked for\n"
-            case .running: "waiting\n"
-            case .finished(.paired(let name, let fingerprint)): "paired \(fingerprint) \(name)\n"
-            case .finished(.wrongCode): "wrong code\n"
-            case .finished(.timedOut): "timed out\n"
-            case .failed(let reason): "error: \(reason)\n"
+            case .idle: .refused(reason: "no pairing was asked for", later: false)
+            case .running: .pairingRunning
+            case .finished(.paired(let name, let fingerprint)): .paired(name: name, fingerprint: fingerprint)
+            case .finished(.wrongCode): .pairingWrongCode
+            case .finished(.timedOut): .pairingTimedOut
+            case .failed(let reason): .refused(reason: TerminalText.sanitized(reason), later: false)
             }
         }
     }

@@ -85,8 +85,11 @@ final class PlaybackPipeline {
     /// allocates nothing once a call runs (readers take copies of their own, `detached()`).
     private func publish() {
         streams.removeAll(keepingCapacity: true)
-        mixer.forEachStream { streams.append(StreamStatistics(stream: ($0, $1, $2, $3))) }
-        for index in streams.indices where mixer.isPage(streams[index].ssrc) { streams[index].page = true }
+        mixer.forEachStream { ssrc, statistics, level, playoutRate, isPage in
+            var stream = StreamStatistics(stream: (ssrc, statistics, level, playoutRate))
+            stream.page = isPage
+            streams.append(stream)
+        }
         let (undecodable, sinkErrors) = (undecodable.count, sinkErrors)
         let speakerQueue = sink.delayNanoseconds
         let published: Bool? = snapshot.withLockIfAvailable { snapshot in

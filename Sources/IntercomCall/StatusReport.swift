@@ -36,20 +36,31 @@ public struct StatusReport: Codable, Sendable {
         to bytes: [UInt8], from client: StatusSocket.Client, call: Call, pairing: DaemonPairing? = nil, page: DaemonPage? = nil
     ) -> String {
         let request = StatusRequest.parse(bytes)
-        let notEncrypted = "error: this call has no paired devices (it is not encrypted)\n"
+        if case .success(.status) = request {
+            guard let data = try? FiguresJSON.encoder(pretty: false).encode(StatusReport(call: call)) else {
+                return StatusReply.refused(reason: "cannot encode the status", later: false).line
+            }
+            return String(decoding: data, as: UTF8.self) + "\n"
+        }
+        return answer(request, from: client, pairing: pairing, page: page).line
+    }
+
+    /// The answer to a request other than `status`.
+    private static func answer(
+        _ request: Result<StatusRequest, StatusRequestError>, from client: StatusSocket.Client, pairing: DaemonPairing?, page: DaemonPage?
+    ) -> StatusReply {
+        let notEncrypted = StatusReply.refused(reason: "this call has no paired devices (it is not encrypted)", later: false)
+        let noPages = StatusReply.refused(reason: "this intercom does not send pages for others", later: false)
         if case .success(let asked) = request, !asked.isReadOnly, !client.isOwnerOrRoot {
-            return "error: only root or the daemon's own user may ask '\(asked.line)'\n"
+            return .refused(reason: "only root or the daemon's own user may ask '\(asked.line)'", later: false)
         }
         switch request {
         case .success(.status):
-            guard let data = try? FiguresJSON.encoder(pretty: false).encode(StatusReport(call: call)) else {
-                return "error: cannot encode the status\n"
-            }
-            return String(decoding: data, as: UTF8.self) + "\n"
+            preconditionFailure("the status is answered with the call's figures")
         case .success(.pair(let code)):
-            return pairing?.start(code: code) ?? "error: this call cannot pair (it is not encrypted)\n"
+            return pairing?.start(code: code) ?? notEncrypted
         case .success(.pairResult):
-            return pairing?.result() ?? "error: this call cannot pair (it is not encrypted)\n"
+            return pairing?.result() ?? notEncrypted
         case .success(.unpair(let device)):
             return pairing?.unpair(device) ?? notEncrypted
         case .success(.volume(let device, let percent)):
@@ -59,13 +70,13 @@ public struct StatusReport: Codable, Sendable {
         case .success(.unmute(let device)):
             return pairing?.changeListening(of: device) { $0.muted = false } ?? notEncrypted
         case .success(.page(let target)):
-            guard let page else { return "error: this intercom does not send pages for others\n" }
-            guard let file = client.passedFile else { return "error: a page needs its recording passed as an open file\n" }
+            guard let page else { return noPages }
+            guard let file = client.passedFile else { return .refused(reason: "a page needs its recording passed as an open file", later: false) }
             return page.start(file: file, target: target)
         case .success(.pageResult):
-            return page?.result() ?? "error: this intercom does not send pages for others\n"
+            return page?.result() ?? noPages
         case .failure(let error):
-            return "\(error)\n"
+            return StatusReply(error)
         }
     }
 
@@ -103,5 +114,24 @@ public struct StatusReport: Codable, Sendable {
             lines.append(line)
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A `StatusReply` on the status socket: one JSON object on one line.
+extension StatusReply {
+    public var line: String {
+        guard let data = try? FiguresJSON.encoder(pretty: false).encode(self) else { return "{}\n" }
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// A reply line read back; throws for anything else (such as the call's figures).
+    public init(line: String) throws {
+        self = try FiguresJSON.decoder().decode(StatusReply.self, from: Data(line.utf8))
+    }
+
+    /// What a client prints when the daemon refused or answered something it did not ask for.
+    public var refusal: String {
+        if case .refused(let reason, _) = self { return TerminalText.sanitized(reason) }
+        return "an unexpected reply (\(TerminalText.sanitized(line.trimmingWhitespace())))"
     }
 }

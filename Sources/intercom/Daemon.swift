@@ -84,9 +84,11 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let reply = try failing(as: .unavailable) { try StatusSocket.ask(.status, path: socket) }
-        guard !reply.hasPrefix("error"), let data = reply.data(using: .utf8) else {
-            throw Failure(.unavailable, message: "the daemon answered: \(reply.trimmingWhitespace())")
+        // The figures, or a refusal (`StatusReply`).
+        if let refused = try? StatusReply(line: reply) {
+            throw Failure(.unavailable, message: "the daemon answered: \(refused.refusal)")
         }
+        let data = Data(reply.utf8)
         if json {
             print(reply, terminator: "")
         } else {

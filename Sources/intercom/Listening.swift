@@ -34,17 +34,19 @@ struct ListeningOptions: ParsableArguments {
         guard StatusRequest.parse(Array(request.line.utf8)) == .success(request) else {
             throw ValidationError("a device's name or fingerprint is printable and at most \(StatusRequest.maximumDeviceBytes) bytes")
         }
-        let answer: String
+        let line: String
         do {
-            answer = try StatusSocket.ask(request, path: socket).trimmingWhitespace()
+            line = try StatusSocket.ask(request, path: socket)
         } catch {
             StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or change another state directory's list with --state-dir\n")
             throw ExitCode(69)
         }
-        guard answer.hasPrefix("listening ") else {
-            throw ValidationError("the daemon answered: \(TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer))")
+        let answer = try? StatusReply(line: line)
+        guard case .listening(let name, let fingerprint, let volumePercent, let muted) = answer else {
+            throw ValidationError("the daemon answered: \(answer?.refusal ?? TerminalText.sanitized(line.trimmingWhitespace()))")
         }
-        print("\(answer.dropFirst("listening ".count)) in the running daemon (\(socket))")
+        let shown = StatusReply.listeningDescription(name: name, fingerprint: fingerprint, volumePercent: volumePercent, muted: muted)
+        print("\(shown) in the running daemon (\(socket))")
     }
 }
 

@@ -72,38 +72,42 @@ extension Page {
         guard descriptor >= 0 else { throw Failure(.noInput, message: "\(file): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
         let answer = try ask(request, at: path, passing: descriptor)
-        let words = answer.split(separator: " ", maxSplits: 3)
-        guard words.count == 4, words[0] == "paging", let seconds = Double(words[2]) else { throw Self.refusal(answer) }
+        guard case .paging(_, let seconds, _) = answer else { throw Self.refusal(answer) }
         // The daemon answers once it has begun; the page has been sent when the daemon says so.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(seconds + 5)
         while clock.now < deadline {
-            let result = try ask(.pageResult, at: path)
-            if result.hasPrefix("paged ") {
-                let parts = result.split(separator: " ", maxSplits: 2)
-                let devices = Int(parts[1]) ?? 0
-                print("paged \(devices) device\(devices == 1 ? "" : "s") (\(TerminalText.sanitized(String(parts.count > 2 ? parts[2] : "?")))) through the daemon (\(path))")
+            switch try ask(.pageResult, at: path) {
+            case .paged(let devices, let target):
+                print("paged \(devices) device\(devices == 1 ? "" : "s") (\(target)) through the daemon (\(path))")
                 return
+            case .pagePlaying:
+                usleep(100_000)
+            case let other:
+                throw Self.refusal(other)
             }
-            guard result == "playing" else { throw Self.refusal(result) }
-            usleep(100_000)
         }
         throw Failure(.unavailable, message: "the daemon did not say the page was sent within \(Int(seconds + 5)) s")
     }
 
-    private func ask(_ request: StatusRequest, at path: String, passing descriptor: Int32? = nil) throws -> String {
+    private func ask(_ request: StatusRequest, at path: String, passing descriptor: Int32? = nil) throws -> StatusReply {
+        let line: String
         do {
-            return try StatusSocket.ask(request, path: path, passing: descriptor).trimmingWhitespace()
+            line = try StatusSocket.ask(request, path: path, passing: descriptor)
         } catch {
             StandardStream.error.write("intercom: a daemon's status socket is at \(path), but \(error); run as the daemon's user (or with sudo), or page with another state directory's identity (--state-dir)\n")
             throw ExitCode(69)
         }
+        do {
+            return try StatusReply(line: line)
+        } catch {
+            throw Failure(.unavailable, message: "the daemon answered: \(TerminalText.sanitized(line.trimmingWhitespace()))")
+        }
     }
 
-    private static func refusal(_ answer: String) -> Failure {
-        let reason = TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer)
+    private static func refusal(_ answer: StatusReply) -> Failure {
         // Nobody to hear it, or another page playing: try again later. Anything else is the file.
-        let unavailable = answer.contains("can be reached") || answer.contains("already playing")
-        return Failure(unavailable ? .unavailable : .badInput, message: "the daemon answered: \(reason)")
+        if case .refused(_, let later) = answer, !later { return Failure(.badInput, message: "the daemon answered: \(answer.refusal)") }
+        return Failure(.unavailable, message: "the daemon answered: \(answer.refusal)")
     }
 }

@@ -87,31 +87,35 @@ struct Pair: ParsableCommand {
 
     /// Asks the daemon at `socket` to pair, and follows its progress.
     private func pairDaemon() throws {
-        func ask(_ request: StatusRequest) throws -> String {
+        func ask(_ request: StatusRequest) throws -> StatusReply {
+            let line: String
             do {
-                return try StatusSocket.ask(request, path: socket).trimmingWhitespace()
+                line = try StatusSocket.ask(request, path: socket)
             } catch {
                 StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or pair another identity with --state-dir\n")
                 throw ExitCode(69)
             }
+            do {
+                return try StatusReply(line: line)
+            } catch {
+                throw ValidationError("the daemon answered: \(TerminalText.sanitized(line.trimmingWhitespace()))")
+            }
         }
         let started = try ask(.pair(code: code))
-        guard !started.hasPrefix("error") else { throw ValidationError("the daemon answered: \(started)") }
+        guard case .pairingStarted(let issued) = started else { throw ValidationError("the daemon answered: \(started.refusal)") }
         let say = { (line: String) in StandardStream.output.write(line + "\n") }
         say("pairing the running daemon (\(socket))")
-        if started.hasPrefix("code: ") { say(started) }
+        if let issued { say("code: \(issued)") }
         let deadline = Date().addingTimeInterval(Double(PairingSession.Options().timeout.components.seconds) + 10)
         while Date() < deadline {
             usleep(250_000)
-            let result = try ask(.pairResult)
-            if result == "waiting" { continue }
-            if result.hasPrefix("paired ") {
-                let parts = result.dropFirst(7).split(separator: " ", maxSplits: 1)
-                return try report(.paired(name: parts.count > 1 ? String(parts[1]) : "?", fingerprint: String(parts.first ?? "")))
+            switch try ask(.pairResult) {
+            case .pairingRunning: continue
+            case .paired(let name, let fingerprint): return try report(.paired(name: name, fingerprint: fingerprint))
+            case .pairingWrongCode: return try report(.wrongCode)
+            case .pairingTimedOut: return try report(.timedOut)
+            case let other: throw ValidationError("the daemon answered: \(other.refusal)")
             }
-            if result == "wrong code" { return try report(.wrongCode) }
-            if result == "timed out" { return try report(.timedOut) }
-            throw ValidationError("the daemon answered: \(result)")
         }
         try report(.timedOut)
     }

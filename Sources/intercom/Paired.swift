@@ -95,16 +95,17 @@ struct Unpair: ParsableCommand {
         guard StatusRequest.parse(Array("unpair \(device)".utf8)) == .success(.unpair(device: device)) else {
             throw ValidationError("a device's name or fingerprint is printable and at most \(StatusRequest.maximumDeviceBytes) bytes")
         }
-        let answer: String
+        let line: String
         do {
-            answer = try StatusSocket.ask(.unpair(device: device), path: socket).trimmingWhitespace()
+            line = try StatusSocket.ask(.unpair(device: device), path: socket)
         } catch {
             StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or unpair in another state directory with --state-dir\n")
             throw ExitCode(69)
         }
-        guard answer.hasPrefix("unpaired ") else {
-            throw ValidationError("the daemon answered: \(TerminalText.sanitized(answer.hasPrefix("error: ") ? String(answer.dropFirst(7)) : answer))")
+        let answer = try? StatusReply(line: line)
+        guard case .unpaired(let name, let fingerprint) = answer else {
+            throw ValidationError("the daemon answered: \(answer?.refusal ?? TerminalText.sanitized(line.trimmingWhitespace()))")
         }
-        print("\(answer) from the running daemon (\(socket))")
+        print("unpaired \(name) (\(fingerprint)) from the running daemon (\(socket))")
     }
 }

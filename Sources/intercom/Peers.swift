@@ -83,7 +83,7 @@ struct Peers: ParsableCommand {
     /// none runs or it does not answer this user.
     private func daemonPeers() -> [PeerSnapshot]? {
         guard let path = StatusSocket.running(at: socket),
-              let reply = try? StatusSocket.ask(.status, path: path), !reply.hasPrefix("error"),
+              let reply = try? StatusSocket.ask(.status, path: path), (try? StatusReply(line: reply)) == nil,
               let report = try? StatusReport(json: Data(reply.utf8))
         else { return nil }
         return report.call.peers

@@ -31,7 +31,7 @@ public final class StreamMixer {
     private var streamSamples: [Float] = []
     /// The final figures of streams that ended (goodbye or silence), newest last, so that a
     /// call's totals still count them; bounded, since strangers can start and end streams.
-    private var finished: [(ssrc: UInt32, statistics: JitterBufferStatistics)] = []
+    private var finished: [(ssrc: UInt32, statistics: JitterBufferStatistics, isPage: Bool)] = []
     public static let finishedStreamsKept = 16
 
     /// Creates an empty mixer; `makeDecoderAndAdjuster` is called for each new SSRC, and may return nil to ignore that stream.
@@ -58,14 +58,18 @@ public final class StreamMixer {
     /// level of its last pulled chunk (after gain), playout rate ratio.
     public var streamStatistics: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] {
         var all: [(ssrc: UInt32, statistics: JitterBufferStatistics, level: Float, playoutRate: Double)] = []
-        forEachStream { all.append(($0, $1, $2, $3)) }
+        forEachStream { ssrc, statistics, level, playoutRate, _ in all.append((ssrc, statistics, level, playoutRate)) }
         return all
     }
 
-    /// `streamStatistics` one by one, in the same order, without making a list of them.
-    public func forEachStream(_ body: (_ ssrc: UInt32, _ statistics: JitterBufferStatistics, _ level: Float, _ playoutRate: Double) -> Void) {
-        for ended in finished { body(ended.ssrc, ended.statistics, 0, 1) }
-        for entry in entries { body(entry.ssrc, entry.stream.statistics, entry.level, entry.stream.playoutRateRatio) }
+    /// `streamStatistics` one by one, in the same order, without making a list of them, and
+    /// whether each was a page (an ended one keeps saying so: a page is short, and its stream
+    /// often ends before anyone reads the figures).
+    public func forEachStream(
+        _ body: (_ ssrc: UInt32, _ statistics: JitterBufferStatistics, _ level: Float, _ playoutRate: Double, _ isPage: Bool) -> Void
+    ) {
+        for ended in finished { body(ended.ssrc, ended.statistics, 0, 1, ended.isPage) }
+        for entry in entries { body(entry.ssrc, entry.stream.statistics, entry.level, entry.stream.playoutRateRatio, entry.isPage) }
     }
 
     /// Sets the gain of the stream with this SSRC; ignored when there is no such stream.
@@ -74,10 +78,6 @@ public final class StreamMixer {
         entries[index].gain = gain
     }
 
-    /// Whether the stream with this SSRC is a page.
-    public func isPage(_ ssrc: UInt32) -> Bool {
-        entries.first { $0.ssrc == ssrc }?.isPage ?? false
-    }
 
     /// Stops playing a stream at once (its sender said goodbye or left): no concealment follows.
     public func remove(ssrc: UInt32) {
@@ -86,7 +86,7 @@ public final class StreamMixer {
 
     private func end(where shouldEnd: (Entry) -> Bool) {
         for entry in entries where shouldEnd(entry) {
-            finished.append((entry.ssrc, entry.stream.statistics))
+            finished.append((entry.ssrc, entry.stream.statistics, entry.isPage))
             entry.stream.end()
         }
         if finished.count > Self.finishedStreamsKept { finished.removeFirst(finished.count - Self.finishedStreamsKept) }

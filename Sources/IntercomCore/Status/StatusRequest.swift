@@ -127,15 +127,18 @@ public enum StatusRequestError: Error, Equatable, Sendable, CustomStringConverti
     case badVolume
     case badTarget
 
-    public var description: String {
+    public var description: String { "error: \(reason)" }
+
+    /// Why, as a `StatusReply.refused` says it.
+    public var reason: String {
         switch self {
-        case .tooLong: "error: request too long"
-        case .notText: "error: request is not UTF-8 text"
-        case .unknown(let request): "error: unknown request '\(request)'; try 'status'"
-        case .badCode: "error: pair takes at most a code, and a code is six digits"
-        case .badDevice: "error: a device is named by its name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
-        case .badTarget: "error: page takes 'to' and a target ('all', 'room:NAME', or a device's name or fingerprint), or 'result'"
-        case .badVolume: "error: volume takes a percentage from \(PeerListening.volumeRange.lowerBound) to \(PeerListening.volumeRange.upperBound), then a device's name or fingerprint"
+        case .tooLong: "request too long"
+        case .notText: "request is not UTF-8 text"
+        case .unknown(let request): "unknown request '\(request)'; try 'status'"
+        case .badCode: "pair takes at most a code, and a code is six digits"
+        case .badDevice: "a device is named by its name or fingerprint (at most \(StatusRequest.maximumDeviceBytes) bytes, printable)"
+        case .badTarget: "page takes 'to' and a target ('all', 'room:NAME', or a device's name or fingerprint), or 'result'"
+        case .badVolume: "volume takes a percentage from \(PeerListening.volumeRange.lowerBound) to \(PeerListening.volumeRange.upperBound), then a device's name or fingerprint"
         }
     }
 }

@@ -122,4 +122,28 @@ struct StreamMixerTests {
         let ended = mixer.streamStatistics.first!
         #expect(ended.ssrc == 0xA && ended.statistics.received == 200 && ended.level == 0)
     }
+
+    /// A page is short and its stream often ends (its sender silent, or gone) before anyone
+    /// reads the figures: the ended stream still says it was a page, and a stream of the same
+    /// sender that follows does not inherit it.
+    @Test func anEndedPageStillSaysItWasAPage() {
+        let page = Talker(ssrc: 0xA, level: 0.25)
+        let mixer = Self.makeMixer([page], idleTimeout: 1 * second)
+        let sender = FakeSender(firstSequenceNumber: 7, firstTimestamp: 0)
+        for packet in sender.packets(slots: 50) {
+            mixer.insert(
+                ssrc: 0xA, sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp, marker: packet.marker,
+                payload: packet.payload, arrivalTime: packet.sendTime, isPage: true
+            )
+            _ = mixer.pull(count: 480, now: packet.sendTime)
+        }
+        var pages: [(UInt32, Bool)] = []
+        mixer.forEachStream { ssrc, _, _, _, isPage in pages.append((ssrc, isPage)) }
+        #expect(pages.map(\.1) == [true])
+        mixer.remove(ssrc: 0xA)
+        mixer.insert(ssrc: 0xA, sequenceNumber: 200, timestamp: 96_000, marker: true, payload: [1], arrivalTime: 5 * second)
+        pages = []
+        mixer.forEachStream { ssrc, _, _, _, isPage in pages.append((ssrc, isPage)) }
+        #expect(pages.map(\.0) == [0xA, 0xA] && pages.map(\.1) == [true, false])
+    }
 }
