@@ -5,11 +5,11 @@ import Glibc
 /// jobs with SIGINT ignored, and the test tools that stop their helpers with SIGINT must still
 /// stop them. Made before the command opens its sockets, so that a signal sent as soon as they
 /// are there is not lost (ignored) or fatal (the default action) before anyone waits for it.
-final class StopSignal {
+public final class StopSignal {
     private let requested = DispatchSemaphore(value: 0)
     private let sources: [any DispatchSourceSignal]
 
-    init() {
+    public init() {
         let requested = requested
         sources = [SIGINT, SIGTERM].map { number in
             // Dispatch sees the signal only once its default action (exit) is off.
@@ -24,7 +24,7 @@ final class StopSignal {
     deinit { sources.forEach { $0.cancel() } }
 
     /// Blocks until a stop signal arrives (or came since `init`) or `seconds` pass (nil: no limit).
-    func wait(seconds: Double?) {
+    public func wait(seconds: Double?) {
         _ = requested.wait(timeout: seconds.map { .now() + $0 } ?? .distantFuture)
     }
 }
