@@ -2,6 +2,7 @@ import FoundationEssentials
 import IntercomCore
 import IntercomDSP
 import IntercomIO
+import IntercomSecurity
 import Logging
 import Synchronization
 
@@ -259,7 +260,8 @@ public final class Call: @unchecked Sendable {
         if let security = configuration.security {
             let seen = network.snapshot.read { $0.devicesSeen }
             do {
-                try security.trustedDevices.markSeen(seen.subtracting([security.identity.publicKey]), at: Date())
+                let others = seen.subtracting([DeviceKey(security.identity.publicKey)])
+                try security.trustedDevices.markSeen(Set(others.map(\.bytes)), at: Date())
             } catch {
                 logger.warning("could not note when paired devices were last seen: \(error)")
             }

@@ -14,19 +14,19 @@ public final class CallDiscovery: Sendable {
     /// Whether a discovered peer is one we may call: in an encrypted call, a device whose
     /// announced fingerprint is ours or a paired one's (the handshake then proves the key);
     /// in a plain call, one that is unencrypted too.
-    static func isPaired(_ peer: DiscoveredPeer, ownKey: [UInt8]?, trusted: TrustedList?) -> Bool {
+    static func isPaired(_ peer: DiscoveredPeer, ownKey: DeviceKey?, trusted: TrustedList?) -> Bool {
         let announced = peer.fingerprint ?? ""
         guard let ownKey else { return announced.isEmpty }
         guard !announced.isEmpty else { return false }
         var keys = Set(trusted?.paired.keys.map { $0 } ?? [])
         keys.insert(ownKey)
-        return keys.contains { Fingerprint(publicKey: $0).matches(announced) }
+        return keys.contains { $0.fingerprint.matches(announced) }
     }
 
     public init(call: Call, logger: Logger) throws {
         let configuration = call.configuration
         let security = configuration.security
-        let ownKey = security?.identity.publicKey
+        let ownKey = security.map { DeviceKey($0.identity.publicKey) }
         let trusted = call.trustedList
         var announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
@@ -87,7 +87,7 @@ public final class CallDiscovery: Sendable {
     /// When the paired devices change (a pairing or unpairing in another process, as the call's
     /// one watcher of the list reads it), calls the peers found that are paired now and stops
     /// calling those that are not, so that a device paired during the call is called at once.
-    private func lookAgainWhenTrustChanges(call: Call, ownKey: [UInt8]?, trusted: TrustedList, logger: Logger) {
+    private func lookAgainWhenTrustChanges(call: Call, ownKey: DeviceKey?, trusted: TrustedList, logger: Logger) {
         trusted.observe { [discovery, stopped] in
             guard !stopped.value.load(ordering: .relaxed) else { return }
             for peer in discovery.peers where !peer.isPairing {

@@ -35,7 +35,7 @@ final class HandshakeWorker {
     private let work = SPSCRing<Channel.Work>(capacity: 64)
     private let results = SPSCRing<Channel.WorkResult>(capacity: 64)
     /// The paired devices by key, as the list changes.
-    private let trustUpdates = SPSCRing<[[UInt8]: TrustedPeer]>(capacity: 4)
+    private let trustUpdates = SPSCRing<[DeviceKey: TrustedPeer]>(capacity: 4)
     /// Set when the trusted list is known to have changed (the status screen's volume keys):
     /// the thread reads it at once rather than at its next look.
     private let trustedListChanged = SharedFlag()
@@ -123,28 +123,28 @@ final class HandshakeWorker {
 
     /// From the network thread: a finished step, and a changed trusted list.
     func takeResult() -> Channel.WorkResult? { results.pop() }
-    func takeTrustUpdate() -> [[UInt8]: TrustedPeer]? { trustUpdates.pop() }
+    func takeTrustUpdate() -> [DeviceKey: TrustedPeer]? { trustUpdates.pop() }
 }
 
 /// The paired devices as the call knows them: read by one watcher (the handshake thread, when
 /// the list's file changes) and published to every part of the call that needs them. The
 /// network thread, which may not lock, gets them through a ring of its own instead.
 final class TrustedList: Sendable {
-    private let state: Mutex<(paired: [[UInt8]: TrustedPeer], observers: [@Sendable () -> Void])>
+    private let state: Mutex<(paired: [DeviceKey: TrustedPeer], observers: [@Sendable () -> Void])>
 
-    init(_ paired: [[UInt8]: TrustedPeer]) {
+    init(_ paired: [DeviceKey: TrustedPeer]) {
         state = Mutex((paired, []))
     }
 
     /// The paired devices by key, as last read.
-    var paired: [[UInt8]: TrustedPeer] { state.withLock { $0.paired } }
+    var paired: [DeviceKey: TrustedPeer] { state.withLock { $0.paired } }
 
     /// Calls `observer` (on the watcher's thread) each time the list changes.
     func observe(_ observer: @escaping @Sendable () -> Void) {
         state.withLock { $0.observers.append(observer) }
     }
 
-    func publish(_ paired: [[UInt8]: TrustedPeer]) {
+    func publish(_ paired: [DeviceKey: TrustedPeer]) {
         let observers = state.withLock { state in
             state.paired = paired
             return state.observers
@@ -154,9 +154,9 @@ final class TrustedList: Sendable {
 }
 
 /// Each paired device by its key.
-func pairedDevices(_ devices: [TrustedDevice]) -> [[UInt8]: TrustedPeer] {
+func pairedDevices(_ devices: [TrustedDevice]) -> [DeviceKey: TrustedPeer] {
     Dictionary(devices.compactMap { device in
-        device.keyBytes.map { ($0, TrustedPeer(name: TerminalText.sanitized(device.name), listening: device.listening)) }
+        device.keyBytes.map { (DeviceKey($0), TrustedPeer(name: TerminalText.sanitized(device.name), listening: device.listening)) }
     }, uniquingKeysWith: { first, _ in first })
 }
 

@@ -49,7 +49,7 @@ final class NetworkLoop {
         self.handshakes = handshakes
         let security = configuration.security.map { security in
             SessionSecurity<SocketAddress>(
-                publicKey: security.identity.publicKey, privateKey: security.identity.privateKey,
+                publicKey: DeviceKey(security.identity.publicKey), privateKey: security.identity.privateKey,
                 rekeyInterval: security.rekeyInterval, paired: handshakes?.trustedList.paired ?? [:], host: { $0.host }
             )
         }

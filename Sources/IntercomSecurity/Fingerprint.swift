@@ -17,3 +17,16 @@ public struct Fingerprint: Hashable, Sendable, CustomStringConvertible {
         return wanted.count >= 8 && description.filter { $0 != "-" } == wanted
     }
 }
+
+/// A device's public key (X25519, as its handshakes prove it), told apart from other bytes:
+/// what a session, a stream owner, the paired list and the call's figures key devices by.
+/// Its fingerprint is made on demand (hashing allocates: keep it where it is shown often).
+public struct DeviceKey: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public var fingerprint: Fingerprint { Fingerprint(publicKey: bytes) }
+}

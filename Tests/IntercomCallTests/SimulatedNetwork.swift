@@ -136,7 +136,7 @@ struct SimulatedNetwork {
         nextSSRC += 1
         let security = keys.map { keys in
             SessionSecurity<SimulatedAddress>(
-                publicKey: keys.publicKey, privateKey: keys.privateKey, rekeyInterval: rekeyInterval,
+                publicKey: DeviceKey(keys.publicKey), privateKey: keys.privateKey, rekeyInterval: rekeyInterval,
                 paired: pairedList(excluding: keys.publicKey), host: { "10.0.0.\($0.host)" }
             )
         }
@@ -146,17 +146,17 @@ struct SimulatedNetwork {
         )
     }
 
-    /// The trusted peers' keys as `name`'s paired list (a stranger's list is empty).
-    private func pairedList(for name: String) -> [[UInt8]: TrustedPeer] {
-        guard let peer = peers[name], peer.trusted, let key = peer.keys?.publicKey else { return [:] }
+    /// The trusted peers' keys as `name`'s paired list (a stranger's too: it trusts them).
+    private func pairedList(for name: String) -> [DeviceKey: TrustedPeer] {
+        guard let key = peers[name]?.keys?.publicKey else { return [:] }
         return pairedList(excluding: key)
     }
 
-    private func pairedList(excluding key: [UInt8]) -> [[UInt8]: TrustedPeer] {
-        var list: [[UInt8]: TrustedPeer] = [:]
+    private func pairedList(excluding key: [UInt8]) -> [DeviceKey: TrustedPeer] {
+        var list: [DeviceKey: TrustedPeer] = [:]
         for peer in peers.values where peer.trusted {
             guard let other = peer.keys?.publicKey, other != key else { continue }
-            list[other] = TrustedPeer(name: peer.name, listening: PeerListening(volumePercent: 100, muted: false))
+            list[DeviceKey(other)] = TrustedPeer(name: peer.name, listening: PeerListening(volumePercent: 100, muted: false))
         }
         return list
     }

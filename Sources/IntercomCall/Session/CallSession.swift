@@ -31,7 +31,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
     /// The datagram being sealed, kept from packet to packet so that sealing allocates nothing.
     private var sealed: [UInt8] = []
     /// The device keys we had a session with during the call (for `paired`'s last seen).
-    private var devicesSeen: Set<[UInt8]> = []
+    private var devicesSeen: Set<DeviceKey> = []
     private var rows = PeerRows<Address>()
     private var nextSessionUpkeep: UInt64 = 0
     /// A report's blocks and the datagram it goes out in, kept between reports.
@@ -128,7 +128,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
     }
 
     /// The paired devices changed (a `pair`, an `unpair`, a volume key).
-    mutating func trustChanged(_ paired: [[UInt8]: TrustedPeer]) {
+    mutating func trustChanged(_ paired: [DeviceKey: TrustedPeer]) {
         security?.trustChanged(paired)
     }
 
@@ -146,7 +146,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
     /// authenticated BYE, or moves with an authenticated packet (roaming). Without a session
     /// (or encryption) there is nothing better to go by, and the peer leaves at once.
     private mutating func stopCalling<Output: CallSessionOutput>(_ address: Address, output: inout Output) where Output.Address == Address {
-        guard security?.channel.canSend(to: address) == true else { return leave(address, output: &output) }
+        guard security?.canSend(to: address) == true else { return leave(address, output: &output) }
         peers.update(address) { $0.origin = .learned }
     }
 
@@ -204,7 +204,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
         }
         switch security?.receive(bytes, from: address, now: now.monotonic, output: &output) {
         case .plaintext(_, let plaintext, let key):
-            sort(plaintext[...], from: address, owner: .device(key: key), now: now, output: &output)
+            sort(plaintext[...], from: address, owner: .device(DeviceKey(key)), now: now, output: &output)
         case .handshake(let reply):
             if let reply { output.send(reply, to: address) }
         case .dropped, nil:
@@ -481,7 +481,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
             guard let peer = peers.peers[address], target.isRoomNamed(in: peer.rooms) else { return nil }
             return 1
         case .device:
-            if let key = security?.channel.remoteStaticKey(of: address), security?.isOwn(key) == false {
+            if let key = security?.remoteKey(of: address), security?.isOwn(key) == false {
                 // A paired device: by the name it was paired under, or its key's fingerprint.
                 if let name = security?.paired[key]?.name, target.isDeviceNamed(name) { return 2 }
                 return target.isFingerprint(rows.fingerprint(of: key)) ? 2 : nil

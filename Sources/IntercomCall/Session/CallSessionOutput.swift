@@ -49,10 +49,10 @@ struct LinkFeedback: Equatable, Sendable {
 /// (which only an authenticated packet may move to a new address), in a plain call the
 /// address it comes from.
 enum StreamOwner<Address: Hashable & Sendable>: Hashable, Sendable {
-    case device(key: [UInt8])
+    case device(DeviceKey)
     case address(Address)
 
-    var deviceKey: [UInt8]? {
+    var deviceKey: DeviceKey? {
         if case .device(let key) = self { return key }
         return nil
     }
@@ -62,7 +62,7 @@ enum StreamOwner<Address: Hashable & Sendable>: Hashable, Sendable {
 struct NetworkFigures {
     var peers: [PeerSnapshot]
     var security: SecurityStatistics
-    var devicesSeen: Set<[UInt8]>
+    var devicesSeen: Set<DeviceKey>
     /// The target in force, and how many peers it reaches now.
     var target: CallTarget
     var reaches: Int

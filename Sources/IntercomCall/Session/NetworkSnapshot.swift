@@ -1,11 +1,12 @@
 import IntercomCore
+import IntercomSecurity
 import Synchronization
 
 /// The network side's view of the call, as displays and the stats file show it.
 public struct NetworkSnapshot: Sendable {
     var peers: [PeerSnapshot] = []
     var security = SecurityStatistics.unencrypted
-    var devicesSeen: Set<[UInt8]> = []
+    var devicesSeen: Set<DeviceKey> = []
     /// The target in force, and how many peers it reaches now.
     var target = CallTarget.all
     var targetReaches = 0

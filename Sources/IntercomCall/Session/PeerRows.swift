@@ -12,12 +12,12 @@ struct PeerRows<Address: Hashable & Sendable & CustomStringConvertible> {
     private var rooms: [[UInt8]] = []
     private var targets: [(kind: UInt8, room: [UInt8])] = []
     /// Peers' key fingerprints as shown, made once per key (hashing and formatting allocate).
-    private var fingerprints: [[UInt8]: String] = [:]
+    private var fingerprints: [DeviceKey: String] = [:]
 
     /// Brings the rows up to date; the device keys of the peers with a session go into `devicesSeen`.
     mutating func update(
         peers table: [Address: PeerTable<Address>.Peer], now: UInt64, security: SessionSecurity<Address>?,
-        roundTrips: [Address: UInt64], remoteReports: [Address: (block: ReportBlock, at: UInt64)], devicesSeen: inout Set<[UInt8]>
+        roundTrips: [Address: UInt64], remoteReports: [Address: (block: ReportBlock, at: UInt64)], devicesSeen: inout Set<DeviceKey>
     ) {
         let unchanged = rows.count == table.count && addresses.indices.allSatisfy { index in
             table[addresses[index]].map {
@@ -28,7 +28,7 @@ struct PeerRows<Address: Hashable & Sendable & CustomStringConvertible> {
         if !unchanged { remake(from: table) }
         for index in rows.indices {
             guard let peer = table[addresses[index]] else { continue }
-            let key = security?.channel.remoteStaticKey(of: peer.address)
+            let key = security?.remoteKey(of: peer.address)
             if let key { devicesSeen.insert(key) }
             let row = rows[index]
             // A paired device is shown by the name it was stored under at pairing, not by the
@@ -65,11 +65,11 @@ struct PeerRows<Address: Hashable & Sendable & CustomStringConvertible> {
     }
 
     /// A device key's fingerprint as shown (`3f2a-91c0-77de-0b41`).
-    mutating func fingerprint(of key: [UInt8]) -> String {
+    mutating func fingerprint(of key: DeviceKey) -> String {
         if let known = fingerprints[key] { return known }
         // Only authenticated keys get here, but a long call may meet many: keep the cache small.
         if fingerprints.count >= 64 { fingerprints.removeAll() }
-        let made = Fingerprint(publicKey: key).description
+        let made = key.fingerprint.description
         fingerprints[key] = made
         return made
     }

@@ -8,9 +8,9 @@ import IntercomSecurity
 struct SessionSecurity<Address: Hashable & Sendable> {
     typealias Channel = SecureChannel<Address>
     private(set) var channel: Channel
-    private let ownKey: [UInt8]
+    private let ownKey: DeviceKey
     /// Each paired device's name and how loud it plays here (`TrustedPeer`).
-    private(set) var paired: [[UInt8]: TrustedPeer]
+    private(set) var paired: [DeviceKey: TrustedPeer]
     /// Our own key's fingerprint, for the statistics (made once: hashing and formatting allocate).
     private let fingerprint: String
     /// Plain RTP or RTCP that reached an encrypted call.
@@ -18,12 +18,12 @@ struct SessionSecurity<Address: Hashable & Sendable> {
 
     /// `host` tells the ports of one host apart from other hosts (`SecureChannel.Configuration.host`).
     init(
-        publicKey: [UInt8], privateKey: SecretBytes, rekeyInterval: Duration, paired: [[UInt8]: TrustedPeer],
+        publicKey: DeviceKey, privateKey: SecretBytes, rekeyInterval: Duration, paired: [DeviceKey: TrustedPeer],
         host: @escaping @Sendable (Address) -> String
     ) {
         ownKey = publicKey
         self.paired = paired
-        fingerprint = Fingerprint(publicKey: publicKey).description
+        fingerprint = publicKey.fingerprint.description
         var configuration = Channel.Configuration(staticPrivateKey: privateKey)
         configuration.rekeyInterval = MediaTime.nanoseconds(rekeyInterval)
         // WireGuard's margin (renew at 120 s, refuse at 180 s) for a renewal interval set longer.
@@ -34,16 +34,22 @@ struct SessionSecurity<Address: Hashable & Sendable> {
     }
 
     /// Devices that share our identity (our own processes) are trusted without pairing.
-    private static func rule(ownKey: [UInt8], _ trusted: Set<[UInt8]>) -> @Sendable ([UInt8]) -> Bool {
-        { key in key == ownKey || trusted.contains(key) }
+    private static func rule(ownKey: DeviceKey, _ trusted: Set<DeviceKey>) -> @Sendable ([UInt8]) -> Bool {
+        { key in key == ownKey.bytes || trusted.contains(DeviceKey(key)) }
     }
 
     /// Whether `key` is this device's own (another process of ours).
-    func isOwn(_ key: [UInt8]) -> Bool { key == ownKey }
+    func isOwn(_ key: DeviceKey) -> Bool { key == ownKey }
+
+    /// The device key of the session at `address`, once its handshake proved it.
+    func remoteKey(of address: Address) -> DeviceKey? { channel.remoteStaticKey(of: address).map(DeviceKey.init) }
+
+    /// Whether there is a session to send on at `address`.
+    func canSend(to address: Address) -> Bool { channel.canSend(to: address) }
 
     /// A new trusted list: sessions with devices no longer on it end. A changed volume only is
     /// not a changed trust: sessions are looked at again only for a changed list of keys.
-    mutating func trustChanged(_ trusted: [[UInt8]: TrustedPeer]) {
+    mutating func trustChanged(_ trusted: [DeviceKey: TrustedPeer]) {
         let keysChanged = trusted.count != paired.count || trusted.keys.contains { paired[$0] == nil }
         paired = trusted
         if keysChanged { channel.updateTrust(Self.rule(ownKey: ownKey, Set(trusted.keys))) }
@@ -51,7 +57,7 @@ struct SessionSecurity<Address: Hashable & Sendable> {
 
     /// The gain a paired device's stream plays with (nil for our own processes' streams); a
     /// page plays at the device's volume even where it is muted.
-    func listeningGain(of key: [UInt8], page: Bool) -> Float? {
+    func listeningGain(of key: DeviceKey, page: Bool) -> Float? {
         guard let listening = paired[key]?.listening else { return nil }
         return page ? PeerListening(volumePercent: listening.volumePercent, muted: false).gain : listening.gain
     }
