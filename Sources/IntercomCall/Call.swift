@@ -280,7 +280,7 @@ public final class Call: @unchecked Sendable {
                 playback: playbackDevice.map { .init(name: $0.name, counters: $0.counters) }
             ),
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
-            outputStart: sink.firstSampleTime ?? 0,
+            outputStart: sink.firstSampleTime?.nanosecondsSince1970 ?? 0,
             runningSeconds: MediaTime.seconds(nanoseconds: Double(SystemClock.monotonicNanoseconds() - startedAt)),
             discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)],
             talkKeyPresses: talkKeyPresses.withLock { $0 }, target: target

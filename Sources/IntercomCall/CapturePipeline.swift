@@ -134,10 +134,10 @@ final class CapturePipeline {
 
     private func captureOneFrame() throws {
         let hasAudio = try source.read(into: &frame)
-        let captureTime = source.lastFrameCaptureTime
+        let captureTime = source.lastFrameCaptureTime?.nanoseconds
             ?? SystemClock.monotonicNanoseconds() - frameNanoseconds - source.delayNanoseconds
         if counters.firstSampleTime.load(ordering: .relaxed) == 0, let start = source.firstSampleTime {
-            counters.firstSampleTime.store(start, ordering: .relaxed)
+            counters.firstSampleTime.store(start.nanosecondsSince1970, ordering: .relaxed)
         }
         if counters.firstFrameCaptureTime.load(ordering: .relaxed) == 0 {
             counters.firstFrameCaptureTime.store(captureTime, ordering: .relaxed)

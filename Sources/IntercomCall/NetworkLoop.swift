@@ -80,7 +80,7 @@ final class NetworkLoop {
     }
 
     private static func now() -> SessionTime {
-        SessionTime(monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.realtimeNanoseconds())
+        SessionTime(monotonic: SystemClock.monotonicNanoseconds(), wall: SystemClock.wallClockNow())
     }
 
     /// What our sender reports say, as the capture thread counted it.

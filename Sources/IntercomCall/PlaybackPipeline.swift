@@ -69,7 +69,7 @@ final class PlaybackPipeline {
                 for i in 0..<count { period[i] = max(-1, min(1, period[i] + playingTone[playingTone.startIndex + i])) }
                 playingTone = playingTone.dropFirst(count)
             }
-            echoReference.played(period, at: sink.nextFramePlayTime ?? SystemClock.monotonicNanoseconds() + sink.delayNanoseconds)
+            echoReference.played(period, at: sink.nextFramePlayTime?.nanoseconds ?? SystemClock.monotonicNanoseconds() + sink.delayNanoseconds)
             do {
                 try sink.write(period)
             } catch {

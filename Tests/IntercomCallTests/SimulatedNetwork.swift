@@ -191,7 +191,7 @@ struct SimulatedNetwork {
     mutating func with(_ name: String, _ event: (inout CallSession<SimulatedAddress>, SessionTime, inout RecordedOutput) -> Void) {
         guard var peer = peers.removeValue(forKey: name) else { return }
         var output = RecordedOutput()
-        event(&peer.session, SessionTime(monotonic: now, wall: now &+ wallOffset), &output)
+        event(&peer.session, SessionTime(monotonic: now, wall: WallClockTime(nanosecondsSince1970: now &+ wallOffset)), &output)
         while !output.work.isEmpty {
             let work = output.work
             output.work = []

@@ -55,12 +55,12 @@ private struct Pacing {
     var samples: Int64 = 0
     var frameSamples: Int64 = 480
 
-    mutating func wait(offset: Int64, frameSamples: Int) -> UInt64? {
+    mutating func wait(offset: Int64, frameSamples: Int) -> WallClockTime? {
         self.frameSamples = Int64(frameSamples)
-        var first: UInt64?
+        var first: WallClockTime?
         if start == nil {
             start = SystemClock.monotonicNanoseconds()
-            first = SystemClock.realtimeNanoseconds()
+            first = SystemClock.wallClockNow()
         }
         SystemClock.sleep(untilMonotonic: due(offset: offset)!)
         samples += Int64(frameSamples)
@@ -82,9 +82,9 @@ private struct Pacing {
 private final class RoomMicrophone: AudioSource {
     let room: SimulatedRoom
     var pacing = Pacing()
-    var firstSampleTime: UInt64?
+    var firstSampleTime: WallClockTime?
     var delayNanoseconds: UInt64 { 0 }
-    var lastFrameCaptureTime: UInt64? { pacing.due(offset: -1) }
+    var lastFrameCaptureTime: MonotonicInstant? { pacing.due(offset: -1).map(MonotonicInstant.init) }
 
     init(room: SimulatedRoom) { self.room = room }
 
@@ -98,9 +98,9 @@ private final class RoomMicrophone: AudioSource {
 private final class RoomSpeaker: AudioSink {
     let room: SimulatedRoom
     var pacing = Pacing()
-    var firstSampleTime: UInt64?
+    var firstSampleTime: WallClockTime?
     var delayNanoseconds: UInt64 { pacing.untilNext() }
-    var nextFramePlayTime: UInt64? { pacing.due(offset: 0) }
+    var nextFramePlayTime: MonotonicInstant? { pacing.due(offset: 0).map(MonotonicInstant.init) }
 
     init(room: SimulatedRoom) { self.room = room }
 

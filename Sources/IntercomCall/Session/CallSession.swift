@@ -303,7 +303,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
             return
         }
         counters.rtcpReceived.wrappingAdd(1, ordering: .relaxed)
-        let arrival = NTPTimestamp(unixNanoseconds: now.wall)
+        let arrival = NTPTimestamp(unixNanoseconds: now.wall.nanosecondsSince1970)
         for packet in packets {
             switch packet {
             case .senderReport(let sender, let blocks):
@@ -428,7 +428,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
         let report: RTCPPacket
         if sentSinceLastReport {
             report = .senderReport(RTCPSenderReport(
-                ssrc: ssrc, ntpTimestamp: NTPTimestamp(unixNanoseconds: now.wall), rtpTimestamp: sent.rtpTimestamp,
+                ssrc: ssrc, ntpTimestamp: NTPTimestamp(unixNanoseconds: now.wall.nanosecondsSince1970), rtpTimestamp: sent.rtpTimestamp,
                 packetCount: sent.packets, octetCount: sent.octets, reportBlocks: reportBlocks
             ))
         } else {

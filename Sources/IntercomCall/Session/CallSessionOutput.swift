@@ -24,11 +24,11 @@ protocol CallSessionOutput<Address> {
     mutating func publish(_ figures: NetworkFigures, waiting: Bool) -> Bool
 }
 
-/// The clocks an event is stamped with: monotonic nanoseconds for every decision, and the
-/// wall clock (CLOCK_REALTIME nanoseconds) only for what RTCP carries (NTP timestamps).
+/// The clocks an event is stamped with: monotonic nanoseconds for every decision (the core's
+/// tables count in them), and the wall clock only for what RTCP carries (NTP timestamps).
 struct SessionTime: Sendable {
     var monotonic: UInt64
-    var wall: UInt64
+    var wall: WallClockTime
 }
 
 /// What our own stream has sent so far, as sender reports tell it, and whether we talk.

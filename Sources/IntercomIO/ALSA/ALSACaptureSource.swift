@@ -15,7 +15,7 @@ public final class ALSACaptureSource: AudioSource {
     /// Paces silence while the device is missing; restarted each time it goes.
     private var silencePacer: FramePacer?
     private var isClosed = false
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// Opens `device` for frames of `frameSamples`, with a period of about `periodSamples`
     /// (one frame if nil) and a buffer of about `bufferMilliseconds`. A device that cannot be

@@ -15,7 +15,7 @@ final class ALSACaptureStream: ALSAStream {
     /// Converted samples not yet handed out: a period rarely holds a whole number of frames.
     private var pending: [Int16] = []
     /// CLOCK_REALTIME nanoseconds at which the device captured its first sample.
-    private(set) var firstSampleTime: UInt64?
+    private(set) var firstSampleTime: WallClockTime?
 
     init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
@@ -60,7 +60,7 @@ final class ALSACaptureStream: ALSAStream {
         if firstSampleTime == nil {
             // The period just read began its own length plus what still waits behind it ago.
             let age = MediaTime.nanoseconds(frames: format.periodFrames + pcm.delayFrames, rate: format.sampleRate)
-            firstSampleTime = SystemClock.realtimeNanoseconds() - age
+            firstSampleTime = WallClockTime(nanosecondsSince1970: SystemClock.realtimeNanoseconds() - age)
         }
         format.sampleFormat.mixToMono(deviceBytes, frames: format.periodFrames, channels: format.channels, into: mono)
         let period = UnsafeBufferPointer(start: mono, count: format.periodFrames)

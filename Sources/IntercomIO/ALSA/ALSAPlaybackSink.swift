@@ -15,7 +15,7 @@ public final class ALSAPlaybackSink: AudioSink {
     /// Paces discarded frames while the device is missing; restarted each time it goes.
     private var discardPacer: FramePacer?
     private var isClosed = false
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// The longest `close` waits for queued audio to play out.
     private static let playOutLimit: UInt64 = 500_000_000

@@ -11,7 +11,7 @@ final class ALSAPlaybackStream: ALSAStream {
     /// Up to `resampled.count` device frames, interleaved in the device's format.
     private let deviceBytes: UnsafeMutableRawPointer
     /// CLOCK_REALTIME nanoseconds at which the device plays the first sample written.
-    private(set) var firstSampleTime: UInt64?
+    private(set) var firstSampleTime: WallClockTime?
 
     init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
@@ -31,7 +31,7 @@ final class ALSAPlaybackStream: ALSAStream {
     func write(_ frame: [Float]) throws(ALSAStreamFailure) {
         if firstSampleTime == nil {
             let ahead = MediaTime.nanoseconds(frames: pcm.delayFrames, rate: pcm.format.sampleRate)
-            firstSampleTime = SystemClock.realtimeNanoseconds() + ahead
+            firstSampleTime = WallClockTime(nanosecondsSince1970: SystemClock.realtimeNanoseconds() + ahead)
         }
         try frame.withUnsafeBufferPointer { (samples) throws(ALSAStreamFailure) in try resampleAndPlay(samples) }
     }

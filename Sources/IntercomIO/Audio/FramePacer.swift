@@ -11,10 +11,10 @@ struct FramePacer {
         frameNanoseconds = MediaTime.nanoseconds(frames: frameSamples, rate: sampleRate)
     }
 
-    /// When frame number `frames + offset` is due (monotonic ns), once the clock has started.
-    func dueTime(offset: Int64) -> UInt64? {
+    /// When frame number `frames + offset` is due, once the clock has started.
+    func dueTime(offset: Int64) -> MonotonicInstant? {
         guard let start else { return nil }
-        return UInt64(Int64(start) + (Int64(frames) + offset) * Int64(frameNanoseconds))
+        return MonotonicInstant(nanoseconds: UInt64(Int64(start) + (Int64(frames) + offset) * Int64(frameNanoseconds)))
     }
 
     /// Time until the next frame is due; zero before the first.
@@ -26,12 +26,12 @@ struct FramePacer {
     }
 
     /// Sleeps until frame number `frames` is due, `offset` frames after the start, and counts it.
-    /// The first call starts the clock and returns the CLOCK_REALTIME time of that start.
-    mutating func waitForNextFrame(offset: UInt64) -> UInt64? {
-        var startedAt: UInt64?
+    /// The first call starts the clock and returns the wall-clock time of that start.
+    mutating func waitForNextFrame(offset: UInt64) -> WallClockTime? {
+        var startedAt: WallClockTime?
         if start == nil {
             start = SystemClock.monotonicNanoseconds()
-            startedAt = SystemClock.realtimeNanoseconds()
+            startedAt = SystemClock.wallClockNow()
         }
         SystemClock.sleep(untilMonotonic: start! + (frames + offset) * frameNanoseconds)
         frames += 1

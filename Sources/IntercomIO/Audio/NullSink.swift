@@ -3,13 +3,13 @@ import IntercomCore
 /// Plays into nothing, at the real-time rate: for peers that only talk.
 public final class NullSink: AudioSink {
     private var pacer: FramePacer
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// A frame written now is heard when the pacer releases it.
     public var delayNanoseconds: UInt64 { pacer.nanosecondsUntilNextFrame(offset: 0) }
 
     /// The next frame plays at its slot on the file's timeline, however late it is written.
-    public var nextFramePlayTime: UInt64? { pacer.dueTime(offset: 0) }
+    public var nextFramePlayTime: MonotonicInstant? { pacer.dueTime(offset: 0) }
 
     public init(frameSamples: Int) {
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)

@@ -3,13 +3,13 @@ import IntercomCore
 /// A microphone that hears nothing, at the real-time rate: for peers that only listen.
 public final class SilentSource: AudioSource {
     private var pacer: FramePacer
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// Frames are handed over the moment they are complete: nothing waits behind them.
     public var delayNanoseconds: UInt64 { 0 }
 
     /// The frame just read began one frame period before it was handed over.
-    public var lastFrameCaptureTime: UInt64? { pacer.dueTime(offset: -1) }
+    public var lastFrameCaptureTime: MonotonicInstant? { pacer.dueTime(offset: -1) }
 
     public init(frameSamples: Int) {
         pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)

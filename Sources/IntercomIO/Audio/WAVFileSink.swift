@@ -15,13 +15,13 @@ public final class WAVFileSink: AudioSink {
     private let framesPerHeaderUpdate: Int
     /// The frame being written, as PCM: kept so that writing a frame allocates nothing.
     private var encoded: [UInt8] = []
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// A frame written now is heard when the pacer releases it.
     public var delayNanoseconds: UInt64 { pacer.nanosecondsUntilNextFrame(offset: 0) }
 
     /// The next frame plays at its slot on the file's timeline, however late it is written.
-    public var nextFramePlayTime: UInt64? { pacer.dueTime(offset: 0) }
+    public var nextFramePlayTime: MonotonicInstant? { pacer.dueTime(offset: 0) }
 
     public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
         self.path = path

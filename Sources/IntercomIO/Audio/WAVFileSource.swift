@@ -9,13 +9,13 @@ public final class WAVFileSource: AudioSource {
     private let samples: [Int16]
     private var position = 0
     private var pacer: FramePacer
-    public private(set) var firstSampleTime: UInt64?
+    public private(set) var firstSampleTime: WallClockTime?
 
     /// Frames are handed over the moment they are complete: nothing waits behind them.
     public var delayNanoseconds: UInt64 { 0 }
 
     /// The frame just read began one frame period before it was handed over.
-    public var lastFrameCaptureTime: UInt64? { pacer.dueTime(offset: -1) }
+    public var lastFrameCaptureTime: MonotonicInstant? { pacer.dueTime(offset: -1) }
 
     /// Until it is set, the file waits at its start and the source hands over silence (a page
     /// waits for its devices' sessions: said before them, its first words would be lost).

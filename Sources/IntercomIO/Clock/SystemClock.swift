@@ -1,4 +1,5 @@
 import Glibc
+import IntercomCore
 
 /// The two clocks intercom reads: a monotonic one for pacing and measuring, and the
 /// wall clock for timestamps other processes can compare (RTCP NTP times, stats files).
@@ -8,6 +9,12 @@ public enum SystemClock {
 
     /// Nanoseconds since the Unix epoch (CLOCK_REALTIME).
     public static func realtimeNanoseconds() -> UInt64 { read(CLOCK_REALTIME) }
+
+    /// The monotonic clock, typed.
+    public static func monotonicNow() -> MonotonicInstant { MonotonicInstant(nanoseconds: monotonicNanoseconds()) }
+
+    /// The wall clock, typed.
+    public static func wallClockNow() -> WallClockTime { WallClockTime(nanosecondsSince1970: realtimeNanoseconds()) }
 
     /// Sleeps until the monotonic clock reads `deadline`; returns at once if it has passed.
     public static func sleep(untilMonotonic deadline: UInt64) {

@@ -34,7 +34,7 @@ import TestSupport
         #expect(abs(match.gainDecibels) < 1, "at the level it was played")
         #expect(report.counters.xruns == 0)
         // The first sample was captured after the source was created, and before its first period ended.
-        let firstSample = try #require(report.firstSampleTime)
+        let firstSample = try #require(report.firstSampleTime).nanosecondsSince1970
         #expect(firstSample >= report.createdAt - 20_000_000 && firstSample < report.createdAt + 500_000_000)
         #expect(report.delayNanoseconds < 100_000_000)
     }

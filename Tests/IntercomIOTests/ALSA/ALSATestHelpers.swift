@@ -84,7 +84,7 @@ struct EndpointReport: Sendable {
     var samples: [Float] = []
     var negotiated: ALSANegotiatedFormat?
     var counters: ALSAStreamCounters
-    var firstSampleTime: UInt64?
+    var firstSampleTime: WallClockTime?
     /// `delayNanoseconds` after the last frame.
     var delayNanoseconds: UInt64 = 0
 }
