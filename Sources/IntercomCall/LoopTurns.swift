@@ -1,3 +1,4 @@
+import IntercomCore
 import IntercomIO
 import Synchronization
 
@@ -22,7 +23,7 @@ final class LoopTurns: Sendable {
     /// Counts a turn; whether the loop should go on.
     func next() -> Bool {
         if let stallAt, SystemClock.monotonicNanoseconds() >= stallAt {
-            while !stop.value.load(ordering: .relaxed) { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + 10_000_000) }
+            while !stop.value.load(ordering: .relaxed) { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds(.milliseconds(10))) }
             return false
         }
         turns.wrappingAdd(1, ordering: .relaxed)

@@ -34,10 +34,10 @@ public final class PairingSession: Sendable {
 
     /// How often the joining device sends its hello, then its confirmation, again while no
     /// answer comes (a datagram may be lost either way).
-    static let retryInterval: UInt64 = 250_000_000
+    static let retryInterval: UInt64 = MediaTime.nanoseconds(.milliseconds(250))
     /// How long the waiting device stays after the exchange ended to answer a repeated
     /// confirmation (its answer may have been lost): eight of the joiner's retries.
-    static let linger: UInt64 = 2_000_000_000
+    static let linger: UInt64 = MediaTime.nanoseconds(.seconds(2))
 
     private let identity: DeviceIdentity
     private let store: TrustedDeviceStore
@@ -98,7 +98,7 @@ public final class PairingSession: Sendable {
                 initiator = current
             }
             let until = ended?.until ?? deadline
-            _ = try poller.wait(timeoutNanoseconds: min(until - min(until, now), 100_000_000))
+            _ = try poller.wait(timeoutNanoseconds: min(until - min(until, now), MediaTime.nanoseconds(.milliseconds(100))))
             while let (count, from) = try socket.receive(into: &buffer) {
                 let bytes = buffer[0..<count]
                 let arrived = SystemClock.monotonicNanoseconds()

@@ -135,7 +135,7 @@ public final class TalkInterface: @unchecked Sendable {
         var nextDraw: UInt64 = 0
         while !stopping.load(ordering: .relaxed) {
             let bytes = terminal?.read(timeoutMilliseconds: 10) ?? []
-            if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + 10_000_000) }
+            if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds(.milliseconds(10))) }
             let now = SystemClock.monotonicNanoseconds()
             for event in parser.feed(bytes) { handle(event, now: now) }
             if bytes.isEmpty { for event in parser.flushLoneEscape() { handle(event, now: now) } }
@@ -159,7 +159,7 @@ public final class TalkInterface: @unchecked Sendable {
                 let screen = screen()
                 show(screen)
                 light(transmit: screen.transmitting, receive: screen.peers.contains { $0.state == .talking })
-                nextDraw = now + 100_000_000
+                nextDraw = now + MediaTime.nanoseconds(.milliseconds(100))
             }
         }
     }

@@ -12,9 +12,9 @@ public struct ImpairmentModel: Sendable {
     private var previousSendTime: UInt64?
 
     /// The spacing assumed before two packets have been seen: a common voice frame.
-    private static let defaultSendInterval: UInt64 = 20_000_000
+    private static let defaultSendInterval: UInt64 = MediaTime.nanoseconds(.milliseconds(20))
     /// How much later than the next packet's latest possible delivery a held packet lands.
-    private static let reorderMargin: UInt64 = 1_000_000
+    private static let reorderMargin: UInt64 = MediaTime.nanoseconds(.milliseconds(1))
 
     /// A model drawing from the profile's seed.
     public init(profile: ImpairmentProfile) {

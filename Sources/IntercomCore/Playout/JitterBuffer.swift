@@ -121,7 +121,7 @@ public struct JitterBuffer: Sendable {
     /// Bucket width of the pull-wait histogram: a quarter of a millisecond, fine against a 5 ms period.
     private static let pullWaitResolution: UInt64 = 250_000
     /// The longest pull period measured (a 20 ms loop turn, with room to spare).
-    private static let longestPullWait: UInt64 = 40_000_000
+    private static let longestPullWait: UInt64 = MediaTime.nanoseconds(.milliseconds(40))
 
     /// The owner starts fetching output at `now` (nanoseconds, monotonic clock), and does so
     /// every `period` nanoseconds.

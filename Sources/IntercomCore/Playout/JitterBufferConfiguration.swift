@@ -34,14 +34,14 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
     public init(
         frameSamples: Int = VoiceFormat.samples(milliseconds: 10),
         minimumDelay: UInt64 = 0,
-        maximumDelay: UInt64 = 200_000_000,
+        maximumDelay: UInt64 = MediaTime.nanoseconds(.milliseconds(200)),
         marginFrames: Int = 1,
         delayQuantile: Double = 0.95,
-        arrivalWindow: UInt64 = 3_000_000_000,
-        delayHistoryTimeConstant: UInt64 = 10_000_000_000,
-        peakDelayTimeConstant: UInt64 = 4_000_000_000,
-        calmDelayTimeConstant: UInt64 = 1_000_000_000,
-        maximumConcealment: UInt64 = 100_000_000,
+        arrivalWindow: UInt64 = MediaTime.nanoseconds(.seconds(3)),
+        delayHistoryTimeConstant: UInt64 = MediaTime.nanoseconds(.seconds(10)),
+        peakDelayTimeConstant: UInt64 = MediaTime.nanoseconds(.seconds(4)),
+        calmDelayTimeConstant: UInt64 = MediaTime.nanoseconds(.seconds(1)),
+        maximumConcealment: UInt64 = MediaTime.nanoseconds(.milliseconds(100)),
         capacity: Int = 256,
         rateControl: PlayoutRateController.Configuration = PlayoutRateController.Configuration()
     ) {

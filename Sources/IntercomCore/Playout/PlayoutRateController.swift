@@ -26,8 +26,8 @@ public struct PlayoutRateController: Sendable {
             maximumDeviation: Double = 0.005,
             proportionalGain: Double = 0.1,
             integralGain: Double = 0.0025,
-            smoothingTimeConstant: UInt64 = 500_000_000,
-            deadBand: UInt64 = 1_000_000
+            smoothingTimeConstant: UInt64 = MediaTime.nanoseconds(.milliseconds(500)),
+            deadBand: UInt64 = MediaTime.nanoseconds(.milliseconds(1))
         ) {
             self.maximumDeviation = maximumDeviation
             self.proportionalGain = proportionalGain
@@ -38,7 +38,7 @@ public struct PlayoutRateController: Sendable {
     }
 
     /// Longest step integrated at once, so a pause in updates is not mistaken for a long error.
-    private static let longestStep: UInt64 = 100_000_000
+    private static let longestStep: UInt64 = MediaTime.nanoseconds(.milliseconds(100))
 
     private let configuration: Configuration
     private var smoothedError: Double = 0

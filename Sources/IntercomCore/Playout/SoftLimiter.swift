@@ -10,7 +10,7 @@ public struct SoftLimiter: Sendable {
     private var envelope: Float = 0
 
     /// Creates a limiter; `releaseTime` (nanoseconds) is how long the gain takes to recover after a peak.
-    public init(knee: Float = 0.8, releaseTime: UInt64 = 50_000_000) {
+    public init(knee: Float = 0.8, releaseTime: UInt64 = MediaTime.nanoseconds(.milliseconds(50))) {
         self.knee = knee
         let releaseSamples = max(1, Float(MediaTime.samples(nanoseconds: Int64(releaseTime))))
         releaseFactor = 1 - 1 / releaseSamples

@@ -37,7 +37,7 @@ public final class StreamMixer {
     /// Creates an empty mixer; `makeDecoderAndAdjuster` is called for each new SSRC, and may return nil to ignore that stream.
     public init(
         jitterBufferConfiguration: JitterBufferConfiguration = JitterBufferConfiguration(),
-        idleTimeout: UInt64 = 5_000_000_000,
+        idleTimeout: UInt64 = MediaTime.nanoseconds(.seconds(5)),
         maximumStreams: Int = 64,
         limiter: SoftLimiter = SoftLimiter(),
         ducking: PageDucking = PageDucking(),

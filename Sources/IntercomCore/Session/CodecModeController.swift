@@ -60,7 +60,7 @@ public struct CodecModeController: Sendable {
     private var lastSpeech: UInt64?
 
     public init(
-        jitterLimitMilliseconds: Double = 10, cleanHold: UInt64 = 500_000_000, speechHold: UInt64 = 300_000_000
+        jitterLimitMilliseconds: Double = 10, cleanHold: UInt64 = MediaTime.nanoseconds(.milliseconds(500)), speechHold: UInt64 = MediaTime.nanoseconds(.milliseconds(300))
     ) {
         self.jitterLimitMilliseconds = jitterLimitMilliseconds
         self.cleanHold = cleanHold

@@ -32,7 +32,7 @@ public struct PeerTable<Address: Hashable & Sendable>: Sendable {
     /// Learned peers pushed out by newcomers, for the owner to forget what it kept of them.
     private var evicted: [Address] = []
 
-    public init(keepaliveTimeout: UInt64 = 5_000_000_000, capacity: Int = 32) {
+    public init(keepaliveTimeout: UInt64 = MediaTime.nanoseconds(.seconds(5)), capacity: Int = 32) {
         self.keepaliveTimeout = keepaliveTimeout
         self.capacity = capacity
     }

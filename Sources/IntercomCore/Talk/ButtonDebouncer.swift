@@ -7,7 +7,7 @@ public struct ButtonDebouncer: Sendable {
     private var candidate = false
     private var candidateSince: UInt64 = 0
 
-    public init(settleNanoseconds: UInt64 = 20_000_000) {
+    public init(settleNanoseconds: UInt64 = MediaTime.nanoseconds(.milliseconds(20))) {
         self.settleNanoseconds = settleNanoseconds
     }
 

@@ -43,7 +43,7 @@ public struct PushToTalk: Sendable {
     /// Set by a cut-off: nothing transmits until the key is let go.
     private var waitingForRelease = false
 
-    public init(style: Style, maximumTransmitNanoseconds: UInt64 = 120_000_000_000) {
+    public init(style: Style, maximumTransmitNanoseconds: UInt64 = MediaTime.nanoseconds(.seconds(120))) {
         self.style = style
         self.maximumTransmitNanoseconds = maximumTransmitNanoseconds
     }

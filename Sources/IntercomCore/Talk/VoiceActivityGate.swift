@@ -9,7 +9,7 @@
 public struct VoiceActivityGate: Sendable {
     /// VOX's: 300 ms of hang-over, 120 ms of pre-roll (the lab's words lost more than 25 ms
     /// of their onset in 1–4 cases of 10 with 50–100 ms, none or one with 120 ms).
-    public static let vox = VoiceActivityGate(hangoverNanoseconds: 300_000_000, prerollNanoseconds: 120_000_000)
+    public static let vox = VoiceActivityGate(hangoverNanoseconds: MediaTime.nanoseconds(.milliseconds(300)), prerollNanoseconds: MediaTime.nanoseconds(.milliseconds(120)))
 
     /// How long the gate stays open after the last frame with speech.
     public let hangoverNanoseconds: UInt64
@@ -17,7 +17,7 @@ public struct VoiceActivityGate: Sendable {
     public let prerollNanoseconds: UInt64
     private var lastSpeech: UInt64?
 
-    public init(hangoverNanoseconds: UInt64 = 300_000_000, prerollNanoseconds: UInt64 = 0) {
+    public init(hangoverNanoseconds: UInt64 = MediaTime.nanoseconds(.milliseconds(300)), prerollNanoseconds: UInt64 = 0) {
         self.hangoverNanoseconds = hangoverNanoseconds
         self.prerollNanoseconds = prerollNanoseconds
     }

@@ -866,7 +866,7 @@ public struct SecurityLimits: Sendable {
     public var peerHandshakeBurst = 5.0
     /// Handshakes waiting for their third message; the oldest is forgotten when full.
     public var halfOpenHandshakes = 16
-    public var halfOpenLifetime: UInt64 = 5_000_000_000
+    public var halfOpenLifetime: UInt64 = MediaTime.nanoseconds(.seconds(5))
     /// Sessions at once (peers, and the sessions being replaced by a rekey).
     public var sessions = 64
     /// Packets sealed under one key before the session must be renewed (far below 2^64 nonces).
