@@ -87,6 +87,21 @@ import Testing
         #expect(network.peers["a"]!.heard[oldSSRC]!.last! < killed + 10 * Self.millisecond)
     }
 
+    /// A peer restarted at once (a service restart) that calls nobody itself: its new process
+    /// drops what comes on the old session and may not answer it (a stranger could make it
+    /// send handshakes anywhere), so the caller finds it again when it notices the silence
+    /// (3 s, `SecureChannel.Configuration.silenceBeforeRehandshake`) and handshakes again.
+    @Test func aPeerRestartedAtOnceIsHeardAgainOnceItsCallerNoticesTheSilence() {
+        var network = Self.pairedCall()
+        network.run(for: .seconds(2))
+        network.restart("b", after: .zero)
+        let restarted = network.now
+        network.run(for: .seconds(5))
+        let heardAgain = network.firstHeard(at: "a", from: "b").map { $0 - restarted }
+        #expect(heardAgain ?? .max < 3_500 * Self.millisecond, "heard again after \(heardAgain.map { Double($0) / 1e6 } ?? -1) ms")
+        #expect(network.packetsHeard(at: "b", from: "a") > 50)
+    }
+
     @Test func aPeerThatMovesToAnotherPortIsFollowed() {
         var network = Self.pairedCall()
         network.run(for: .seconds(2))
