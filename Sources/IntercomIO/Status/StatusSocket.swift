@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import Synchronization
 import IntercomCore
 
 /// A Unix stream socket on which a running intercom answers "what is going on": one request
@@ -13,12 +14,13 @@ import IntercomCore
 /// A client may pass an open file beside its request (SCM_RIGHTS: a page's recording, which
 /// the daemon then reads with the client's rights rather than its own); the reply is made
 /// while it is open, and it is closed after.
-public final class StatusSocket: @unchecked Sendable {
+public final class StatusSocket: Sendable {
     public let path: String
     private let listener: Int32
     private let respond: @Sendable (_ request: [UInt8], _ client: Client) -> String
-    private var thread: JoinableThread?
-    private var stopping = false
+    /// The answering thread, set once it runs (it starts inside `init`, so it cannot be a `let`).
+    private let thread = Mutex<JoinableThread?>(nil)
+    private let stopping = Atomic<Bool>(false)
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -77,7 +79,8 @@ public final class StatusSocket: @unchecked Sendable {
         _ = pipe(&pipeEnds)
         (wakeRead, wakeWrite) = (pipeEnds[0], pipeEnds[1])
         do {
-            thread = try JoinableThread(name: "status") { [self] in serve() }
+            let started = try JoinableThread(name: "status") { [self] in serve() }
+            thread.withLock { $0 = started }
         } catch {
             close(fd)
             throw StatusSocketError(path: path, operation: "thread", code: error.code)
@@ -105,11 +108,10 @@ public final class StatusSocket: @unchecked Sendable {
 
     /// Stops answering and removes the socket file.
     public func stop() {
-        guard !stopping else { return }
-        stopping = true
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
         _ = write(wakeWrite, &byte, 1)
-        thread?.join()
+        thread.withLock { $0.take() }?.join()
         close(listener)
         close(wakeRead)
         close(wakeWrite)
