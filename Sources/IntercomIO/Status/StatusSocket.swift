@@ -64,13 +64,11 @@ public final class StatusSocket: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw StatusSocketError(path: path, operation: "socket", code: errno) }
         if Self.isStale(path) { unlink(path) }
-        // Created 0600 (0660 in a group's folder) from the start: no moment in which another
-        // user could connect.
-        let previous = umask(groupShared ? 0o117 : 0o177)
-        let bound = Self.withAddress(path) { bind(fd, $0, $1) }
-        umask(previous)
+        // 0600 (0660 in a group's folder) from the start: no moment in which another user
+        // could connect.
+        let bound = Self.bindPrivately(fd, at: path, folder: folder.isEmpty ? "." : folder, mode: groupShared ? 0o660 : 0o600)
         guard bound == 0, listen(fd, 8) == 0 else {
-            let code = errno
+            let code = bound == 0 ? errno : bound
             close(fd)
             throw StatusSocketError(path: path, operation: "bind", code: code)
         }
@@ -95,7 +93,12 @@ public final class StatusSocket: Sendable {
     /// whether the folder is a group's: its group may enter it, others may not.
     @discardableResult
     static func prepare(folder: String, socket: String) throws(StatusSocketError) -> Bool {
-        if mkdir(folder, 0o700) != 0, errno != EEXIST { throw StatusSocketError(path: folder, operation: "mkdir", code: errno) }
+        if mkdir(folder, 0o700) == 0 {
+            // Exactly 0700, whatever the umask took.
+            chmod(folder, 0o700)
+        } else if errno != EEXIST {
+            throw StatusSocketError(path: folder, operation: "mkdir", code: errno)
+        }
         var status = stat()
         guard lstat(folder, &status) == 0 else { throw StatusSocketError(path: folder, operation: "stat", code: errno) }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw StatusSocketError(path: folder, operation: "use", code: ENOTDIR) }
@@ -208,6 +211,26 @@ public final class StatusSocket: Sendable {
             reply += buffer.prefix(count)
         }
         return String(decoding: reply, as: UTF8.self)
+    }
+
+    /// Binds `fd` at `path` with `mode`, without the umask: the process's umask is every
+    /// thread's, and one that creates a folder or file while it is narrowed for the socket gets
+    /// the socket's mask (a folder without its search bit). So the socket is bound in a fresh
+    /// folder of its own beside `path`, which only we may enter, given its mode there, and
+    /// linked into place, which fails, as binding would, when something is already at `path`.
+    /// Returns 0 or the error number.
+    private static func bindPrivately(_ fd: Int32, at path: String, folder: String, mode: mode_t) -> Int32 {
+        var template = Array((folder + "/.s-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { return errno }
+        let privateFolder = String(cString: made)
+        defer { rmdir(privateFolder) }
+        let temporary = privateFolder + "/s"
+        guard temporary.utf8.count < MemoryLayout.size(ofValue: sockaddr_un().sun_path) else { return ENAMETOOLONG }
+        defer { unlink(temporary) }
+        guard chmod(privateFolder, 0o700) == 0, withAddress(temporary, { bind(fd, $0, $1) }) == 0, chmod(temporary, mode) == 0,
+              link(temporary, path) == 0
+        else { return errno }
+        return 0
     }
 
     /// A socket file nobody listens on any more (its daemon was killed).
