@@ -42,7 +42,7 @@ public final class Call: @unchecked Sendable {
     /// A page sent in place of the microphone (`DaemonPage`).
     let pageFeed = PageFeed()
     /// How discovery is doing (`DiscoveryStatus`), set by `CallDiscovery`.
-    private let discoveryStatus = Atomic<Int>(0)
+    private let discoveryStatus = Atomic<DiscoveryStatus>(.off)
     /// When the call was set up (monotonic ns): discovery times count from here.
     public var startedAtNanoseconds: UInt64 { startedAt }
 
@@ -241,7 +241,7 @@ public final class Call: @unchecked Sendable {
 
     /// Discovery's news, for the status screen and `intercom status`.
     public func setDiscoveryStatus(_ status: DiscoveryStatus) {
-        discoveryStatus.store(DiscoveryStatus.allCases.firstIndex(of: status) ?? 0, ordering: .relaxed)
+        discoveryStatus.store(status, ordering: .relaxed)
     }
 
     /// Leaves the call: audio threads first (the last frame is sent), then the network
@@ -282,7 +282,7 @@ public final class Call: @unchecked Sendable {
             inputStart: capture.counters.firstSampleTime.load(ordering: .relaxed),
             outputStart: sink.firstSampleTime?.nanosecondsSince1970 ?? 0,
             runningSeconds: MediaTime.seconds(nanoseconds: Double(SystemClock.monotonicNanoseconds() - startedAt)),
-            discovery: DiscoveryStatus.allCases[discoveryStatus.load(ordering: .relaxed)],
+            discovery: discoveryStatus.load(ordering: .relaxed),
             talkKeyPresses: talkKeyPresses.withLock { $0 }, target: target
         )
     }
@@ -308,6 +308,28 @@ public enum CallError: Error, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidPort(let port): "port \(port) is not from 0 to 65535"
+        }
+    }
+}
+
+/// Held in an `Atomic` as its place among the cases (set by discovery's thread, read by the status).
+extension DiscoveryStatus: AtomicRepresentable {
+    public typealias AtomicRepresentation = UInt8.AtomicRepresentation
+
+    public static func encodeAtomicRepresentation(_ value: consuming DiscoveryStatus) -> AtomicRepresentation {
+        let index: UInt8 = switch value {
+        case .off: 0
+        case .running: 1
+        case .unavailable: 2
+        }
+        return UInt8.encodeAtomicRepresentation(index)
+    }
+
+    public static func decodeAtomicRepresentation(_ storage: consuming AtomicRepresentation) -> DiscoveryStatus {
+        switch UInt8.decodeAtomicRepresentation(storage) {
+        case 1: .running
+        case 2: .unavailable
+        default: .off
         }
     }
 }

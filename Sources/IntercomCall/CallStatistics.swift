@@ -181,7 +181,7 @@ public struct CallStatistics: Codable, Sendable {
         rtpReceived = networkCounters.rtpReceived.load(ordering: .relaxed)
         rtcpReceived = networkCounters.rtcpReceived.load(ordering: .relaxed)
         fecExpectedLossPercent = captureCounters.expectedLossPercent.load(ordering: .relaxed)
-        codecMode = CodecMode(index: captureCounters.codecMode.load(ordering: .relaxed))
+        codecMode = captureCounters.codecMode.load(ordering: .relaxed)
         dropped = Dropped(
             malformed: networkCounters.malformed.load(ordering: .relaxed),
             wrongVersion: networkCounters.wrongVersion.load(ordering: .relaxed),

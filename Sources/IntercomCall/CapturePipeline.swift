@@ -87,7 +87,7 @@ final class CapturePipeline {
         encoder = try OpusEncoder(configuration: configuration.encoder)
         lowDelayEncoder = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         encoding = configuration.adaptiveCodec ? .robust : .fixed
-        counters.codecMode.store(encoding.index, ordering: .relaxed)
+        counters.codecMode.store(encoding, ordering: .relaxed)
         robustFrame.reserveCapacity(configuration.encoder.frameSamples)
         controls = CaptureControls(mode: configuration.mode, voxThreshold: configuration.preprocessor.vadStartProbability)
         self.linkFeedback = linkFeedback
@@ -231,7 +231,7 @@ final class CapturePipeline {
         guard mode != encoding else { return }
         (mode == .lowDelay ? lowDelayEncoder : encoder)?.reset()
         encoding = mode
-        counters.codecMode.store(mode.index, ordering: .relaxed)
+        counters.codecMode.store(mode, ordering: .relaxed)
     }
 
     /// Encodes `pcm` (when talking) and queues it as the stream's next frame.
@@ -366,8 +366,8 @@ final class CaptureStatistics: Sendable {
     /// Frames lost to an error reading the source, cleaning, or encoding.
     let errors = Atomic<Int>(0)
     let talking = Atomic<Bool>(false)
-    /// The encoder of the last frame (`CodecMode.index`).
-    let codecMode = Atomic<Int>(0)
+    /// The encoder of the last frame.
+    let codecMode = Atomic<CodecMode>(.fixed)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
     /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`),

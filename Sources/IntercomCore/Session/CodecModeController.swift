@@ -18,17 +18,25 @@ public enum CodecMode: String, Sendable, Codable {
         }
     }
 
-    /// A number for an atomic, and back (no list is made on the capture thread).
-    public var index: Int {
-        switch self {
+}
+
+import Synchronization
+
+/// Held in an `Atomic` as a number (the capture thread stores it every frame, the status reads it).
+extension CodecMode: AtomicRepresentable {
+    public typealias AtomicRepresentation = UInt8.AtomicRepresentation
+
+    public static func encodeAtomicRepresentation(_ value: consuming CodecMode) -> AtomicRepresentation {
+        let index: UInt8 = switch value {
         case .lowDelay: 0
         case .robust: 1
         case .fixed: 2
         }
+        return UInt8.encodeAtomicRepresentation(index)
     }
 
-    public init(index: Int) {
-        self = switch index {
+    public static func decodeAtomicRepresentation(_ storage: consuming AtomicRepresentation) -> CodecMode {
+        switch UInt8.decodeAtomicRepresentation(storage) {
         case 0: .lowDelay
         case 1: .robust
         default: .fixed
