@@ -312,24 +312,7 @@ public enum CallError: Error, CustomStringConvertible {
     }
 }
 
-/// Held in an `Atomic` as its place among the cases (set by discovery's thread, read by the status).
-extension DiscoveryStatus: AtomicRepresentable {
-    public typealias AtomicRepresentation = UInt8.AtomicRepresentation
-
-    public static func encodeAtomicRepresentation(_ value: consuming DiscoveryStatus) -> AtomicRepresentation {
-        let index: UInt8 = switch value {
-        case .off: 0
-        case .running: 1
-        case .unavailable: 2
-        }
-        return UInt8.encodeAtomicRepresentation(index)
-    }
-
-    public static func decodeAtomicRepresentation(_ storage: consuming AtomicRepresentation) -> DiscoveryStatus {
-        switch UInt8.decodeAtomicRepresentation(storage) {
-        case 1: .running
-        case 2: .unavailable
-        default: .off
-        }
-    }
+/// Held in an `Atomic`: set by discovery's thread, read by the status.
+extension DiscoveryStatus: AtomicCase {
+    public static let atomicOrder: [DiscoveryStatus] = [.off, .running, .unavailable]
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How the send path encodes: the frame length and Opus mode, chosen for the link.
 public enum CodecMode: String, Sendable, Codable {
     /// 5 ms CELT frames with Opus's restricted low-delay application (2.5 ms of lookahead):
@@ -20,28 +22,9 @@ public enum CodecMode: String, Sendable, Codable {
 
 }
 
-import Synchronization
-
-/// Held in an `Atomic` as a number (the capture thread stores it every frame, the status reads it).
-extension CodecMode: AtomicRepresentable {
-    public typealias AtomicRepresentation = UInt8.AtomicRepresentation
-
-    public static func encodeAtomicRepresentation(_ value: consuming CodecMode) -> AtomicRepresentation {
-        let index: UInt8 = switch value {
-        case .lowDelay: 0
-        case .robust: 1
-        case .fixed: 2
-        }
-        return UInt8.encodeAtomicRepresentation(index)
-    }
-
-    public static func decodeAtomicRepresentation(_ storage: consuming AtomicRepresentation) -> CodecMode {
-        switch UInt8.decodeAtomicRepresentation(storage) {
-        case 0: .lowDelay
-        case 1: .robust
-        default: .fixed
-        }
-    }
+/// Held in an `Atomic`: the capture thread stores it every frame, the status reads it.
+extension CodecMode: AtomicCase {
+    public static let atomicOrder: [CodecMode] = [.lowDelay, .robust, .fixed]
 }
 
 /// Chooses between the low-delay and the robust encoder, frame by frame (pure: the reports,
