@@ -56,6 +56,14 @@ class Steps:
     def stamp(self, what):
         print(f"bench: {what} ({time.monotonic() - self.started:.0f} s)", flush=True)
 
+    def record(self, key, measure):
+        """extras[key] = measure(), or, if it raised, its error as extras[key + "_error"]."""
+        try:
+            self.extras[key] = measure()
+        except Exception as e:
+            traceback.print_exc()
+            self.extras[f"{key}_error"] = failure(e)
+
     def analysed(self, call, impl):
         return analyse(call, self.program, self.clicks, self.spans, impl)
 
@@ -93,11 +101,7 @@ class Steps:
             self.extras["discovery"] = attempted(lambda: discovery.run(self.binary, self.workdir, rounds))
         self.codec_alone()
         self.stamp("the live chain in instructions (callgrind)")
-        try:
-            self.extras["instructions"] = instructions.measure(self.binary, self.workdir, self.utterances)
-        except Exception as e:
-            traceback.print_exc()
-            self.extras["instructions_error"] = failure(e)
+        self.record("instructions", lambda: instructions.measure(self.binary, self.workdir, self.utterances))
         self.finish_drift()
 
     def device_path(self, audio_lab):
@@ -168,25 +172,14 @@ class Steps:
     def codec_alone(self):
         """The codec's ceiling, and intercom's encoders at each complexity and bitrate."""
         self.stamp("codec ceiling")
-        try:
-            self.extras["ceiling"] = self.codec_ceiling()
-        except Exception as e:
-            traceback.print_exc()
-            self.extras["ceiling_error"] = failure(e)
+        self.record("ceiling", self.codec_ceiling)
         self.stamp("Opus complexity")
-        try:
-            self.extras["complexity"] = [codec.codec_complexity(self.workdir, self.utterances, encoder, complexity)
-                                         for encoder in codec.COMPLEXITY_ENCODERS for complexity in (0, 2, 4, 6, 8, 10)]
-        except Exception as e:
-            traceback.print_exc()
-            self.extras["complexity_error"] = failure(e)
+        self.record("complexity", lambda: [codec.codec_complexity(self.workdir, self.utterances, encoder, complexity)
+                                           for encoder in codec.COMPLEXITY_ENCODERS
+                                           for complexity in (0, 2, 4, 6, 8, 10)])
         self.stamp("Opus bitrate")
-        try:
-            self.extras["bitrate"] = [codec.codec_bitrate(self.workdir, self.utterances, encoder, bitrate)
-                                      for encoder in codec.COMPLEXITY_ENCODERS for bitrate in codec.BITRATES]
-        except Exception as e:
-            traceback.print_exc()
-            self.extras["bitrate_error"] = failure(e)
+        self.record("bitrate", lambda: [codec.codec_bitrate(self.workdir, self.utterances, encoder, bitrate)
+                                        for encoder in codec.COMPLEXITY_ENCODERS for bitrate in codec.BITRATES])
 
     def codec_ceiling(self):
         ceiling = []
