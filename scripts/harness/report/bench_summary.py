@@ -5,9 +5,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from harness.judge.bench import (CPU_TARGET_FACTOR, DISCOVERY_TARGET_S, FILE_DELAY_TARGET_MS, FRAME_MS,
-                                 FULL_DRIFT_SECONDS, PESQ_FILE_TARGET, PESQ_TARGETS, RSS_TARGET_MB,
-                                 SILENT_WIRE_TARGET_KBPS, Miss, judged, met)
+from harness.judge.bench import (CPU_TARGET_FACTOR, DELAY_AGAINST_TRX, DISCOVERY_TARGET_S, FILE_DELAY_TARGET_MS,
+                                 FIRST_CLICK_MARGIN_MS, FRAME_MS, FULL_DRIFT_SECONDS, PESQ_FILE_TARGET, PESQ_TARGETS,
+                                 RSS_TARGET_MB, SILENT_WIRE_TARGET_KBPS, TALK_KEY_MARGIN_MS, Miss, cpu_against_trx,
+                                 delay_against_trx, drift_within_frame, first_click_in_time, judged, largest_rss, met,
+                                 talk_key_in_time)
 from harness.measure.bench_figures import is_number, peer_cpu, peer_rss, wire_kbps
 
 from .markdown import number, ratio, table_header
@@ -51,26 +53,22 @@ def delay_cell(run, link, impl):
 def delay_summary_rows(run):
     """Delay against trx's: on the clean link, and on a lossy one where the speech must also be far better."""
     rows = []
-    for link, label, factor in (("clean", "mouth-to-ear delay, clean link, same lab devices, median", 0.6),
-                                ("loss10-jitter30", "mouth-to-ear delay at 10 % loss + 30 ms ± 15 ms jitter, median", 0.8)):
+    for link, label, factor in DELAY_AGAINST_TRX:
         ours, trx, gst = (run.lab_figure(link, impl, "delay_median") for impl in ("ours", "trx", "gstreamer"))
         lossy = link != "clean"
         target = f"≤ {factor} × trx's" + (", with far better speech" if lossy else "")
+        pesq_ours, pesq_trx = run.lab_figure(link, "ours", "pesq"), run.lab_figure(link, "trx", "pesq")
+        ok = delay_against_trx(ours, trx, factor, pesq_ours, pesq_trx, lossy)
         miss = None
-        if is_number(ours) and is_number(trx):
-            ok = ours <= factor * trx
+        if ok is None:
+            verdict = "not judged: no trx figure"
+        else:
+            verdict = met(ok)
             if lossy:
-                pesq_ours, pesq_trx = run.lab_figure(link, "ours", "pesq"), run.lab_figure(link, "trx", "pesq")
-                better = is_number(pesq_ours) and is_number(pesq_trx) and pesq_ours >= pesq_trx + 0.5
-                ok = ok and better
-                verdict = met(ok) + (f" ({ours / trx:.2f} × trx's; PESQ-WB {number(pesq_ours, '{:.2f}')} "
-                                     f"against trx's {number(pesq_trx, '{:.2f}')})")
-            else:
-                verdict = met(ok)
+                verdict += (f" ({ours / trx:.2f} × trx's; PESQ-WB {number(pesq_ours, '{:.2f}')} "
+                            f"against trx's {number(pesq_trx, '{:.2f}')})")
             if not ok:
                 miss = Miss("delay", link, ours, trx)
-        else:
-            verdict = "not judged: no trx figure"
         rows.append(SummaryRow(
             f"| {label} | {delay_cell(run, link, 'ours')} | {delay_cell(run, link, 'trx')} | "
             f"{delay_cell(run, link, 'gstreamer')} | {ratio(ours, trx)} | {ratio(ours, gst)} | {target} | {verdict} |",
@@ -126,10 +124,10 @@ def drift_summary_row(run):
     cells = "; ".join(f"{d['ppm']:+d} ppm: {number(d.get('change_ms'), '{:+.1f}')} ms from start to end "
                       f"(p5–p95 {number(d.get('p5_ms'))}–{number(d.get('p95_ms'))} ms)" for d in drifts)
     miss = None
-    if not is_number(worst):
+    ok = drift_within_frame(worst)
+    if ok is None:
         verdict = "–"
     else:
-        ok = worst <= FRAME_MS
         verdict = met(ok)
         if run.ctx["drift_seconds"] < FULL_DRIFT_SECONDS:
             verdict += f" over {run.drift_minutes} min only: the target is for 30 min (full run)"
@@ -146,12 +144,13 @@ def cpu_summary_rows(run):
     ours, trx, gst = (peer_cpu(duplex.get(k, {})) for k in ("ours", "trx", "gstreamer"))
     ours_off = peer_cpu(duplex.get("ours-no-aec-denoise", {}))
     miss = None
-    if is_number(ours) and is_number(trx):
-        verdict = met(ours <= CPU_TARGET_FACTOR * trx)
-        if verdict != "met":
-            miss = Miss("cpu", None, ours, trx)
-    else:
+    ok = cpu_against_trx(ours, trx)
+    if ok is None:
         verdict = "not judged"
+    else:
+        verdict = met(ok)
+        if not ok:
+            miss = Miss("cpu", None, ours, trx)
     return [
         SummaryRow(
             f"| CPU s per s, full-duplex peer, AEC and denoise on, live lab devices (trx: tx + rx) | {number(ours, '{:.4f}')} | "
@@ -175,10 +174,7 @@ def rss_summary_row(run):
     """Peak RSS of a full-duplex peer; the target holds for every intercom process of the run."""
     duplex = run.duplex
     ours, trx, gst = (peer_rss(duplex.get(k, {})) for k in ("ours", "trx", "gstreamer"))
-    calls = list(run.lab_results.values()) + list(run.file_results.values())
-    every_rss = [ours] + [call.get("cpu", {}).get(k) for call in calls for k in ("rss_a", "rss_b")]
-    every_rss = [x for x in every_rss if is_number(x)]
-    largest = max(every_rss) if every_rss else None
+    largest = largest_rss(run, ours)
     missed, verdict = judged(largest, RSS_TARGET_MB, higher_is_better=False)
     return SummaryRow(
         f"| peak RSS of a peer, full duplex (trx, GStreamer: both processes together) | {number(ours)} MB (largest of "
@@ -209,9 +205,10 @@ def first_click_summary_row(run):
     ours, excess = cell("ours")
     trx, _ = cell("trx")
     gst, _ = cell("gstreamer")
-    verdict = "not judged" if excess is None else ("met" if excess <= 10 else "**missed**")
+    ok = first_click_in_time(excess)
+    verdict = "not judged" if ok is None else met(ok)
     return SummaryRow(f"| first click of a call, clean link, lab devices, against the call's median | {ours} | {trx} | {gst} | – | – | "
-                      f"≤ median + 10 ms | {verdict} |")
+                      f"≤ median + {FIRST_CLICK_MARGIN_MS} ms | {verdict} |")
 
 
 def talk_key_summary_rows(run):
@@ -223,24 +220,22 @@ def talk_key_summary_rows(run):
     if not isinstance(presses, list):
         reason = presses.get("error") if isinstance(presses, dict) else "not run"
         return [SummaryRow(f"| talk key to ear (terminal key through tmux) | not measured: {reason} | {trx_cell} | – | – | – | "
-                           "≤ steady delay + 10 ms | not judged |")]
+                           f"≤ steady delay + {TALK_KEY_MARGIN_MS} ms | not judged |")]
     rows = []
     for p in presses:
         if "error" in p:
             rows.append(SummaryRow(f"| talk key to ear, {p['case']} | {p['error']} | {trx_cell} | – | – | – | "
-                                   "≤ steady delay + 10 ms | **missed** |"))
+                                   f"≤ steady delay + {TALK_KEY_MARGIN_MS} ms | **missed** |"))
             continue
-        # Judged from when intercom got the key: tmux's own client start is the bench's, not
-        # a keyboard's; both figures are shown.
-        judged = p.get("seen_to_ear_ms", p["key_to_ear_ms"])
-        ok = judged <= p["steady_ms"] + 10
+        # Judged from when intercom got the key; both figures are shown.
+        ok = talk_key_in_time(p)
         reached = (f"; the key reached intercom {p['key_reached_ms']:.1f} ms after tmux was told to type it, "
                    f"heard {p['seen_to_ear_ms']:.1f} ms after that") if "seen_to_ear_ms" in p else ""
         rows.append(SummaryRow(
             f"| talk key to ear (space through tmux, file to file, clean link), {p['case']} | {p['key_to_ear_ms']:.1f} ms "
             f"(steady mouth-to-ear of the same call {p['steady_ms']:.1f} ms; first sample sent from "
             f"{p['sent_from_ms']:+.1f} ms of the press{reached}) | {trx_cell} | – | – | – | "
-            f"from the key's arrival ≤ steady delay + 10 ms | {'met' if ok else '**missed**'} |"))
+            f"from the key's arrival ≤ steady delay + {TALK_KEY_MARGIN_MS} ms | {met(ok)} |"))
     return rows
 
 
