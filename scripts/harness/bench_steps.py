@@ -85,9 +85,9 @@ class Steps:
                     p.stop()  # only if still running (an error above); they end by themselves
 
     def in_the_audio_lab(self, audio_lab, lab_links, file_links, lab_impls, drift_seconds):
-        self.device_path(audio_lab)
-        self.device_calls(audio_lab, lab_links, lab_impls)
-        self.file_calls(file_links)
+        self.device_path_alone(audio_lab)
+        self.calls_device_to_device(audio_lab, lab_links, lab_impls)
+        self.calls_file_to_file(file_links)
         # The drift calls run file to file in the background from here on, while the figures
         # that do not depend on timing are taken.
         self.start_drift(drift_seconds)
@@ -104,12 +104,12 @@ class Steps:
         self.record("instructions", lambda: instructions.measure(self.binary, self.workdir, self.utterances))
         self.finish_drift()
 
-    def device_path(self, audio_lab):
+    def device_path_alone(self, audio_lab):
         self.stamp("device path alone")
         self.extras["device_path"] = attempted(lambda: self.analysed(device_calls.run_device_path(
             audio_lab, self.workdir, "device-path", self.program_path, self.program), "device"))
 
-    def device_calls(self, audio_lab, lab_links, lab_impls):
+    def calls_device_to_device(self, audio_lab, lab_links, lab_impls):
         for link in lab_links:
             for impl in lab_impls:
                 tag = f"lab-{link}-{impl}"
@@ -118,15 +118,15 @@ class Steps:
                     audio_lab, impl, self.binary, self.workdir, tag, self.program_path, self.program,
                     f"{link},seed={SEED}", self.ports), impl))
 
-    def file_calls(self, file_links):
+    def calls_file_to_file(self, file_links):
         for link in file_links:
             for impl, frame, extra in FILE_CONFIGS:
                 tag = f"file-{link}-{impl}"
                 self.stamp(tag)
                 self.file_results[(link, impl)] = attempted(
-                    lambda: self.analysed(self.file_call(impl, frame, extra, tag, link), impl))
+                    lambda: self.analysed(self.file_to_file_call(impl, frame, extra, tag, link), impl))
 
-    def file_call(self, impl, frame, extra, tag, link):
+    def file_to_file_call(self, impl, frame, extra, tag, link):
         if impl.startswith("ours"):
             return file_calls.run_ours(self.binary, self.workdir, tag, self.program_path, self.program_seconds,
                                        f"{link},seed={SEED}", frame, self.ports, extra=extra)
