@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_lib import signals
-from bench_lib.signals import RATE
+from . import signals
+from .signals import RATE
 
 ECHO_DELAY_MS = 40
 ECHO_GAIN = 0.5

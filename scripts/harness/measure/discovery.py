@@ -8,19 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from .runs import Proc
-
-ROOT = Path(__file__).resolve().parent.parent.parent
-SCRIPT = ROOT / "scripts/lab/lan-lab"
-
-
-def available():
-    if os.geteuid() != 0:
-        return "the LAN lab needs root (network namespaces)"
-    for tool in ("/usr/sbin/avahi-daemon", "/usr/bin/dbus-daemon", "/usr/bin/unshare"):
-        if not os.access(tool, os.X_OK):
-            return f"the LAN lab needs {tool} (scripts/setup installs it)"
-    return None
+from harness.lab.lan import SCRIPT
+from harness.lab.processes import Proc
 
 
 def _events(path):

@@ -9,8 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench_lib import discovery as bench_discovery
-from bench_lib.runs import Ports, Proc
+from . import lan
+from .processes import Ports, Proc
 
 PEERS = ("A", "B", "C")
 # The links, each through one relay: (side A of the relay, side B of the relay).
@@ -181,7 +181,7 @@ class DiscoveryPair:
 
     def __init__(self, binary, workdir, seconds):
         self.binary, self.workdir = binary, Path(workdir)
-        self.script = str(bench_discovery.SCRIPT)
+        self.script = str(lan.SCRIPT)
         self.lab = f"s{os.getpid() % 100000}"
         self.env = dict(os.environ, LAN_LAB_OWNER=str(os.getpid()))
         r = run(["bash", self.script, "-l", self.lab, "up", "2"], env=self.env)

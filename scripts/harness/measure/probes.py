@@ -1,6 +1,6 @@
 """Click probes for a long call: each peer's microphone gets a click every PERIOD seconds,
 each peer in its own frequency band and time slot, and one recording of the audio lab's
-bus (every microphone and every speaker on one clock, sample-aligned; see bench_lib.lab)
+bus (every microphone and every speaker on one clock, sample-aligned; see harness.lab.audio)
 tells, click by click, which receiver heard which sender and with what delay.
 
 The recording is analysed as it comes (a few seconds behind), so a run of hours keeps only
@@ -12,7 +12,7 @@ import time
 import numpy as np
 from scipy import signal as S
 
-from bench_lib.signals import RATE
+from .signals import RATE
 
 PERIOD = 0.6  # s between two clicks of one sender
 CLICK_MS = 10

@@ -2,7 +2,8 @@
 verdict (passed / failed / not staged) and how it was judged."""
 import numpy as np
 
-from soak_lib import probes
+from harness.lab.soak_schedule import NEVER_RESTARTED, WARMUP_S
+from harness.measure import probes
 
 DELAY_TOL_MS = 10.0
 DELAY_WITHIN_S = 5.0
@@ -18,7 +19,6 @@ LONG_RUN_HOURS = 1.0
 # weakest 0.1 % of each pair's clicks matched at 13-44 % of the pair's median. A match below a
 # quarter is a transient in the speaker channel that resembles the chirp.
 GHOST_SHARE_OF_TYPICAL = 0.25
-
 
 
 def heard_again(soak, pairs, since):
@@ -139,11 +139,22 @@ def first_heard(soak, s, r, since):
 
 
 def judge(soak, error):
-    out = []
-    t_start, t_end = soak.t_start, soak.t_end
+    """Every promise of the run, in the report's order."""
     pairs = [(s, r) for s in soak.peers for r in soak.peers if s != r]
+    out = schedule_results(soak)
+    out += delay_results(soak, pairs)
+    out += recovery_results(soak)
+    # Resources of the peer never restarted.
+    out += resource_results(soak)
+    out += crash_and_hang_results(soak)
+    if error:
+        out.append(result("the soak ran to its end", error, False, "exception"))
+    return out
 
-    # The schedule happened.
+
+def schedule_results(soak):
+    """The schedule happened: every planned fault was attempted and showed its own evidence."""
+    out = []
     for f in soak.faults:
         name = fault_name(f)
         how = "the fault's own evidence: " + EVIDENCE[f["kind"]]
@@ -153,67 +164,71 @@ def judge(soak, error):
     if len(soak.faults) != len(soak.planned):
         out.append(result("every planned fault was attempted", f"{len(soak.faults)} of {len(soak.planned)}", False,
                           "count"))
+    return out
 
-    # Delay back after each link fault.
+
+def delay_results(soak, pairs):
+    """Delay back after each link fault (and steady through a clock skew)."""
+    out = []
     for f in soak.faults:
         if f["kind"] not in ("link", "skew") or "clean_at" not in f:
             continue
-        senders = [f["peer"]] if f["kind"] == "skew" else list(soak.peers)
-        worst, fails, recov = [], [], []
-        for s, r in pairs:
-            if s not in senders:
-                continue
-            pre = pre_fault_delay(soak, s, r, f["began"])
-            c = f["clean_at"]
-            post = [e for e in events(soak, s, r, c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0)]
-            heard = [e["delay_ms"] for e in post if e["heard"]]
-            if pre is None or len(heard) < 3:
-                fails.append(f"{s}→{r}: pre-fault {fmt(pre)} ms, {len(heard)} of {len(post)} clicks heard 5–10 s "
-                             "after clean")
-                continue
-            # The delay is the clicks' median: one click varies by ±8 ms around it on a calm
-            # link (capture and playback periods, the frame a click falls in), so "every click
-            # within 10 ms" would fail about one calm window in a hundred.
-            # Below the pre-fault value is no stuck delay when the fault before had raised that
-            # value: the floor is the lower of it and the call's own calm delay before any fault.
-            floor = min(pre, calm_baseline(soak, s, r) or pre)
-            after = float(np.median(heard))
-            dev = max(after - pre, floor - after, 0.0)
-            worst.append(dev)
-            recov.append(recovery_time(events(soak, s, r, c - 1.0, c + 12.0), pre, floor, c))
-            if dev > DELAY_TOL_MS:
-                fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {float(np.median(heard)):.1f} ms "
-                             f"(clicks {min(heard):.1f}–{max(heard):.1f} ms; "
-                             f"{where_the_delay_went(soak, s, r, (f['began'] - 16.0, f['began'] - 1.0), (c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0))})")
-        known = [x for x in recov if x is not None]
-        figure = (f"median 5–10 s after clean: largest departure {max(worst):.1f} ms"
-                  + (f"; back within {DELAY_TOL_MS:g} ms after {max(known):.1f} s (slowest pair)" if len(known) == len(recov)
-                     else f"; {len(recov) - len(known)} pairs not back within {DELAY_TOL_MS:g} ms by 12 s") if worst else "")
-        if fails:
-            figure += ("; " if figure else "") + "; ".join(fails)
-        out.append(result(f"delay back after {fault_name(f)}", figure, not fails,
-                          f"each sender→receiver's click delay, the median of the clicks heard 5–10 s after the links "
-                          f"were clean again: at most {DELAY_TOL_MS:g} ms above its median over the 15 s before the "
-                          f"fault, and at most {DELAY_TOL_MS:g} ms below the lower of that and the call's delay "
-                          f"before its first fault (a fault can raise the next one's pre-fault value)"))
+        out.append(delay_back_result(soak, f, pairs))
         if f["kind"] == "skew":
             out.append(skew_result(soak, f, pairs))
+    return out
 
-    # Peers back after leaving; nothing heard from them while gone.
+
+def delay_back_result(soak, f, pairs):
+    """Each affected sender's click delay at each receiver, 5-10 s after the links were clean
+    again, against the delay before the fault."""
+    senders = [f["peer"]] if f["kind"] == "skew" else list(soak.peers)
+    worst, fails, recov = [], [], []
+    for s, r in pairs:
+        if s not in senders:
+            continue
+        pre = pre_fault_delay(soak, s, r, f["began"])
+        c = f["clean_at"]
+        post = [e for e in events(soak, s, r, c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0)]
+        heard = [e["delay_ms"] for e in post if e["heard"]]
+        if pre is None or len(heard) < 3:
+            fails.append(f"{s}→{r}: pre-fault {fmt(pre)} ms, {len(heard)} of {len(post)} clicks heard 5–10 s "
+                         "after clean")
+            continue
+        # The delay is the clicks' median: one click varies by ±8 ms around it on a calm
+        # link (capture and playback periods, the frame a click falls in), so "every click
+        # within 10 ms" would fail about one calm window in a hundred.
+        # Below the pre-fault value is no stuck delay when the fault before had raised that
+        # value: the floor is the lower of it and the call's own calm delay before any fault.
+        floor = min(pre, calm_baseline(soak, s, r) or pre)
+        after = float(np.median(heard))
+        dev = max(after - pre, floor - after, 0.0)
+        worst.append(dev)
+        recov.append(recovery_time(events(soak, s, r, c - 1.0, c + 12.0), pre, floor, c))
+        if dev > DELAY_TOL_MS:
+            fails.append(f"{s}→{r}: pre-fault {pre:.1f} ms, 5–10 s after clean {float(np.median(heard)):.1f} ms "
+                         f"(clicks {min(heard):.1f}–{max(heard):.1f} ms; "
+                         f"{where_the_delay_went(soak, s, r, (f['began'] - 16.0, f['began'] - 1.0), (c + DELAY_WITHIN_S, c + DELAY_WITHIN_S + 5.0))})")
+    known = [x for x in recov if x is not None]
+    figure = (f"median 5–10 s after clean: largest departure {max(worst):.1f} ms"
+              + (f"; back within {DELAY_TOL_MS:g} ms after {max(known):.1f} s (slowest pair)" if len(known) == len(recov)
+                 else f"; {len(recov) - len(known)} pairs not back within {DELAY_TOL_MS:g} ms by 12 s") if worst else "")
+    if fails:
+        figure += ("; " if figure else "") + "; ".join(fails)
+    return result(f"delay back after {fault_name(f)}", figure, not fails,
+                  f"each sender→receiver's click delay, the median of the clicks heard 5–10 s after the links "
+                  f"were clean again: at most {DELAY_TOL_MS:g} ms above its median over the 15 s before the "
+                  f"fault, and at most {DELAY_TOL_MS:g} ms below the lower of that and the call's delay "
+                  f"before its first fault (a fault can raise the next one's pre-fault value)")
+
+
+def recovery_results(soak):
+    """Peers back after leaving, and nothing heard from them while gone; a speaker back after
+    it returned; discovery again after avahi-daemon's restart; the call on through a reload."""
+    out = []
     for f in soak.faults:
         if f["kind"] in ("kill", "leave") and "restarted_at" in f:
-            p = f["peer"]
-            out.append(heard_again_result(
-                soak, f"{p} heard again after {fault_name(f)}", [(p, r) for r in soak.peers if r != p], f["restarted_at"],
-                lambda pair: f"at {pair[1]}",
-                f"first click from {p} reaching each other speaker after the new process started, "
-                f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)"))
-            back = {r: first_heard(soak, s, p, f["restarted_at"]) for s in soak.peers if s != p for r in [s]}
-            out.append(result(f"{p} hears again after {fault_name(f)} (reported, not a promise)",
-                              ", ".join(f"{s} after {fmt(t - f['restarted_at'] if t else None, 2)} s"
-                                        for s, t in back.items()), "reported",
-                              "first click from each other peer at the restarted peer's speaker", ))
-            out.append(departed_click_result(soak, f))
+            out += departure_results(soak, f)
         if f["kind"] == "unplug" and "plugged_at" in f:
             p = f["peer"]
             out.append(heard_again_result(
@@ -222,28 +237,57 @@ def judge(soak, error):
                 f"first click from each sender at {p}'s returned speaker after `audio-lab plug` returned, "
                 f"≤ {HEARD_WITHIN_S:g} s"))
         if f["kind"] == "avahi":
-            if f.get("happened") is None:
-                out.append(result("rediscovery after avahi-daemon restart", f.get("why_not", ""), None, "LAN lab"))
-            elif "restart" in f:
-                red = soak.disc.rediscovery(f["restart"])
-                ok = all(v is not None and v <= REDISCOVERY_S for v in red.values())
-                out.append(result(f"rediscovery after avahi-daemon restart in {f['host']}",
-                                  ", ".join(f"{k} after {fmt(v, 2)} s" for k, v in red.items()), ok,
-                                  "the `appeared` (or, where avahi-daemon restarted, `confirmed`) event of each side of the LAN lab's discovery pair, counted from "
-                                  f"the start of avahi-daemon's restart (its start-up included), ≤ {REDISCOVERY_S:g} s"))
+            out += rediscovery_results(soak, f)
         if f["kind"] == "reload" and "signalled_at" in f:
-            p = f["peer"]
-            evs = [e for e in events(soak, None, None, f["signalled_at"] - 0.5, f["signalled_at"] + 5.0)
-                   if p in (e["sender"], e["receiver"])]
-            missed = [e for e in evs if not e["heard"]]
-            out.append(result(f"the call goes on through SIGHUP of {p}",
-                              f"{len(evs) - len(missed)} of {len(evs)} clicks to and from {p} heard in the 5 s after",
-                              len(evs) > 0 and not missed, "every click to and from the reloaded daemon heard"))
+            out.append(reload_result(soak, f))
+    return out
 
-    # Resources of the peer never restarted.
-    out += resource_results(soak)
 
-    # No crash, no hang.
+def departure_results(soak, f):
+    """A peer that was killed or left: heard again by every other peer, hearing them again
+    (reported), and none of its clicks heard while it was gone."""
+    p = f["peer"]
+    out = [heard_again_result(
+        soak, f"{p} heard again after {fault_name(f)}", [(p, r) for r in soak.peers if r != p], f["restarted_at"],
+        lambda pair: f"at {pair[1]}",
+        f"first click from {p} reaching each other speaker after the new process started, "
+        f"≤ {HEARD_WITHIN_S:g} s (probes every {probes.PERIOD:g} s per sender)")]
+    back = {r: first_heard(soak, s, p, f["restarted_at"]) for s in soak.peers if s != p for r in [s]}
+    out.append(result(f"{p} hears again after {fault_name(f)} (reported, not a promise)",
+                      ", ".join(f"{s} after {fmt(t - f['restarted_at'] if t else None, 2)} s"
+                                for s, t in back.items()), "reported",
+                      "first click from each other peer at the restarted peer's speaker", ))
+    out.append(departed_click_result(soak, f))
+    return out
+
+
+def rediscovery_results(soak, f):
+    """Both sides of the LAN lab's discovery pair find each other again after avahi-daemon's restart."""
+    if f.get("happened") is None:
+        return [result("rediscovery after avahi-daemon restart", f.get("why_not", ""), None, "LAN lab")]
+    if "restart" not in f:
+        return []
+    red = soak.disc.rediscovery(f["restart"])
+    ok = all(v is not None and v <= REDISCOVERY_S for v in red.values())
+    return [result(f"rediscovery after avahi-daemon restart in {f['host']}",
+                   ", ".join(f"{k} after {fmt(v, 2)} s" for k, v in red.items()), ok,
+                   "the `appeared` (or, where avahi-daemon restarted, `confirmed`) event of each side of the LAN lab's discovery pair, counted from "
+                   f"the start of avahi-daemon's restart (its start-up included), ≤ {REDISCOVERY_S:g} s")]
+
+
+def reload_result(soak, f):
+    """Every click to and from a daemon heard in the 5 s after its SIGHUP."""
+    p = f["peer"]
+    evs = [e for e in events(soak, None, None, f["signalled_at"] - 0.5, f["signalled_at"] + 5.0)
+           if p in (e["sender"], e["receiver"])]
+    missed = [e for e in evs if not e["heard"]]
+    return result(f"the call goes on through SIGHUP of {p}",
+                  f"{len(evs) - len(missed)} of {len(evs)} clicks to and from {p} heard in the 5 s after",
+                  len(evs) > 0 and not missed, "every click to and from the reloaded daemon heard")
+
+
+def crash_and_hang_results(soak):
+    """No crash: every daemon's life ended as planned; no hang: every status request answered."""
     crashes = []
     for name, p in soak.peers.items():
         for i, (start, end, rc, pid) in enumerate(p.lives):
@@ -256,9 +300,9 @@ def judge(soak, error):
             elif rc != 0:
                 crashes.append(f"{name} pid {pid}: exit status {rc}")
     crashes += [n for n in soak.notes if "ended by itself" in n]
-    out.append(result("no crash: every daemon ended only when told, and cleanly at the end",
-                      "; ".join(crashes) if crashes else "all lives ended as planned (exit 0 on SIGTERM)",
-                      not crashes, "exit statuses"))
+    out = [result("no crash: every daemon ended only when told, and cleanly at the end",
+                  "; ".join(crashes) if crashes else "all lives ended as planned (exit 0 on SIGTERM)",
+                  not crashes, "exit statuses")]
     gaps = {}
     for name in soak.peers:
         ss = [s for s in soak.samples if s["peer"] == name]
@@ -268,13 +312,10 @@ def judge(soak, error):
                       ", ".join(f"{n}: {g[0]} of {g[1]} unanswered" for n, g in gaps.items()), not bad,
                       "`intercom status --json` every 2 s while a peer ran; one miss allowed per peer (a request "
                       "racing a restart)"))
-    if error:
-        out.append(result("the soak ran to its end", error, False, "exception"))
     return out
 
 
 def resource_results(soak):
-    from soak_lib.__main__ import NEVER_RESTARTED, WARMUP_S
     out = []
     name = NEVER_RESTARTED
     ss = [s for s in soak.samples if s["peer"] == name and "rss_mb" in s]

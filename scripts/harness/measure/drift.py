@@ -17,7 +17,8 @@ import numpy as np
 from scipy import signal as S
 
 from . import signals
-from .runs import Proc, relay_counters, start_relay
+from harness.lab.processes import Proc
+from harness.lab.relay import relay_counters, start_relay
 from .signals import RATE
 
 

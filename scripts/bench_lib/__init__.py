@@ -1,1 +1,0 @@
-"""Helpers for scripts/bench: signals and measures, the calls it runs, and the report it writes."""

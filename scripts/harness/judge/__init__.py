@@ -1,0 +1,1 @@
+"""Judging: measured figures held against their promises and targets."""

@@ -1,0 +1,1 @@
+"""Measurement: calls run and measured, signals analysed, figures taken."""

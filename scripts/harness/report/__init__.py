@@ -1,0 +1,1 @@
+"""Reports: the benchmark's and the soak's Markdown pages and their plots."""
