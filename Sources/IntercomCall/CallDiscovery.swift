@@ -18,9 +18,7 @@ public final class CallDiscovery: Sendable {
         let announced = peer.fingerprint ?? ""
         guard let ownKey else { return announced.isEmpty }
         guard !announced.isEmpty else { return false }
-        var keys = Set(trusted?.paired.keys.map { $0 } ?? [])
-        keys.insert(ownKey)
-        return keys.contains { $0.fingerprint.matches(announced) }
+        return ownKey.fingerprint.matches(announced) || trusted?.paired.keys.contains { $0.fingerprint.matches(announced) } == true
     }
 
     public init(call: Call, logger: Logger) throws {

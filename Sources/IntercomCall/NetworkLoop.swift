@@ -69,14 +69,14 @@ final class NetworkLoop {
                 session.announce(next, now: now.monotonic)
             }
             session.tick(now: now, sent: sentFigures(), output: &output)
-            _ = try? poller.wait(timeoutNanoseconds: session.waitBeforeTick(now: Self.now().monotonic))
-            for change in directory.take() { session.directoryChanged(change, now: Self.now().monotonic, output: &output) }
+            _ = try? poller.wait(timeoutNanoseconds: session.waitBeforeTick(now: SystemClock.monotonicNanoseconds()))
+            for change in directory.take() { session.directoryChanged(change, now: SystemClock.monotonicNanoseconds(), output: &output) }
             collectHandshakes()
             receiveAll()
             sendQueuedAudio()
         }
         sendQueuedAudio()
-        session.leave(now: Self.now().monotonic, output: &output)
+        session.leave(now: SystemClock.monotonicNanoseconds(), output: &output)
     }
 
     private static func now() -> SessionTime {

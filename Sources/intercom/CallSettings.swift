@@ -145,7 +145,7 @@ extension Array: ConfigurationValueConvertible where Element == String {
 
 extension ConfigurationSchema.Setting {
     /// The option's name on the command line.
-    var name: NameSpecification { .customLong(option) }
+    var optionName: NameSpecification { .customLong(option) }
     /// The option's help, its default said last.
     var argumentHelp: ArgumentHelp { ArgumentHelp(helpWithDefault, valueName: valueName) }
 

@@ -16,37 +16,37 @@ struct AudioOptions: ConfigurableOptions {
     @Option(name: .customLong("output-file"), help: ArgumentHelp("Write what is heard to this WAV file (48 kHz mono).", valueName: "F.wav"))
     var outputFile: String?
 
-    @Option(name: Setting.capture.name, help: Setting.capture.argumentHelp)
+    @Option(name: Setting.capture.optionName, help: Setting.capture.argumentHelp)
     var givenCapture: String?
 
-    @Option(name: Setting.playback.name, help: Setting.playback.argumentHelp)
+    @Option(name: Setting.playback.optionName, help: Setting.playback.argumentHelp)
     var givenPlayback: String?
 
-    @Option(name: Setting.bufferMilliseconds.name, help: Setting.bufferMilliseconds.argumentHelp)
+    @Option(name: Setting.bufferMilliseconds.optionName, help: Setting.bufferMilliseconds.argumentHelp)
     var givenBufferMilliseconds: Int?
 
-    @Flag(name: Setting.echoCancellation.name, inversion: .prefixedNo, help: Setting.echoCancellation.argumentHelp)
+    @Flag(name: Setting.echoCancellation.optionName, inversion: .prefixedNo, help: Setting.echoCancellation.argumentHelp)
     var givenEchoCancellation: Bool?
 
-    @Option(name: Setting.echoTailMilliseconds.name, help: Setting.echoTailMilliseconds.argumentHelp)
+    @Option(name: Setting.echoTailMilliseconds.optionName, help: Setting.echoTailMilliseconds.argumentHelp)
     var givenEchoTailMilliseconds: Int?
 
-    @Flag(name: Setting.denoise.name, inversion: .prefixedNo, help: Setting.denoise.argumentHelp)
+    @Flag(name: Setting.denoise.optionName, inversion: .prefixedNo, help: Setting.denoise.argumentHelp)
     var givenDenoise: Bool?
 
-    @Flag(name: Setting.automaticGainControl.name, inversion: .prefixedNo, help: Setting.automaticGainControl.argumentHelp)
+    @Flag(name: Setting.automaticGainControl.optionName, inversion: .prefixedNo, help: Setting.automaticGainControl.argumentHelp)
     var givenAutomaticGainControl: Bool?
 
-    @Option(name: Setting.frameMilliseconds.name, help: Setting.frameMilliseconds.argumentHelp)
+    @Option(name: Setting.frameMilliseconds.optionName, help: Setting.frameMilliseconds.argumentHelp)
     var givenFrameMilliseconds: Int?
 
-    @Option(name: Setting.bitrate.name, help: Setting.bitrate.argumentHelp)
+    @Option(name: Setting.bitrate.optionName, help: Setting.bitrate.argumentHelp)
     var givenBitrate: Int?
 
-    @Flag(name: Setting.forwardErrorCorrection.name, inversion: .prefixedNo, help: Setting.forwardErrorCorrection.argumentHelp)
+    @Flag(name: Setting.forwardErrorCorrection.optionName, inversion: .prefixedNo, help: Setting.forwardErrorCorrection.argumentHelp)
     var givenFEC: Bool?
 
-    @Flag(name: Setting.discontinuousTransmission.name, inversion: .prefixedNo, help: Setting.discontinuousTransmission.argumentHelp)
+    @Flag(name: Setting.discontinuousTransmission.optionName, inversion: .prefixedNo, help: Setting.discontinuousTransmission.argumentHelp)
     var givenDTX: Bool?
 
     var capture: String { givenCapture ?? Setting.capture.defaultValue() }
@@ -115,31 +115,31 @@ struct AudioOptions: ConfigurableOptions {
 
 /// How this peer is reached and whom it calls; a setting left out is the configuration file's.
 struct NetworkOptions: ConfigurableOptions {
-    @Option(name: Setting.port.name, help: Setting.port.argumentHelp)
+    @Option(name: Setting.port.optionName, help: Setting.port.argumentHelp)
     var givenPort: Int?
 
-    @Option(name: Setting.peers.name, help: Setting.peers.argumentHelp)
+    @Option(name: Setting.peers.optionName, help: Setting.peers.argumentHelp)
     var peer: [String] = []
 
-    @Flag(name: Setting.discovery.name, inversion: .prefixedNo, help: Setting.discovery.argumentHelp)
+    @Flag(name: Setting.discovery.optionName, inversion: .prefixedNo, help: Setting.discovery.argumentHelp)
     var givenDiscovery: Bool?
 
-    @Option(name: Setting.name.name, help: Setting.name.argumentHelp)
+    @Option(name: Setting.name.optionName, help: Setting.name.argumentHelp)
     var name: String?
 
-    @Option(name: Setting.bind.name, help: Setting.bind.argumentHelp)
+    @Option(name: Setting.bind.optionName, help: Setting.bind.argumentHelp)
     var bind: String?
 
-    @Option(name: Setting.rooms.name, help: Setting.rooms.argumentHelp)
+    @Option(name: Setting.rooms.optionName, help: Setting.rooms.argumentHelp)
     var room: [String] = []
 
-    @Flag(name: Setting.pages.name, inversion: .prefixedNo, help: Setting.pages.argumentHelp)
+    @Flag(name: Setting.pages.optionName, inversion: .prefixedNo, help: Setting.pages.argumentHelp)
     var givenPages: Bool?
 
-    @Option(name: Setting.pageDuckingDecibels.name, help: Setting.pageDuckingDecibels.argumentHelp)
+    @Option(name: Setting.pageDuckingDecibels.optionName, help: Setting.pageDuckingDecibels.argumentHelp)
     var givenPageDucking: Int?
 
-    @Option(name: Setting.target.name, help: Setting.target.argumentHelp)
+    @Option(name: Setting.target.optionName, help: Setting.target.argumentHelp)
     var target: String?
 
     @Flag(help: "Speak plain RTP, for GStreamer, ffmpeg, VLC and other RTP tools. Anyone on the LAN can then listen and talk.")
@@ -275,40 +275,40 @@ struct IdentityOptions: ParsableArguments {
 
 /// When this peer transmits; a setting left out is the configuration file's.
 struct TalkOptions: ConfigurableOptions {
-    @Option(name: Setting.mode.name, help: Setting.mode.argumentHelp)
+    @Option(name: Setting.mode.optionName, help: Setting.mode.argumentHelp)
     var mode: TalkMode?
 
-    @Option(name: Setting.pttDevice.name, help: Setting.pttDevice.argumentHelp)
+    @Option(name: Setting.pttDevice.optionName, help: Setting.pttDevice.argumentHelp)
     var pttDevice: String?
 
-    @Option(name: Setting.pttKeys.name, help: Setting.pttKeys.argumentHelp)
+    @Option(name: Setting.pttKeys.optionName, help: Setting.pttKeys.argumentHelp)
     var givenPTTKeys: [String] = []
 
-    @Option(name: Setting.pttMaxSeconds.name, help: Setting.pttMaxSeconds.argumentHelp)
+    @Option(name: Setting.pttMaxSeconds.optionName, help: Setting.pttMaxSeconds.argumentHelp)
     var givenPTTMaxSeconds: Double?
 
-    @Flag(name: Setting.pttLatch.name, inversion: .prefixedNo, help: Setting.pttLatch.argumentHelp)
+    @Flag(name: Setting.pttLatch.optionName, inversion: .prefixedNo, help: Setting.pttLatch.argumentHelp)
     var givenPTTLatch: Bool?
 
-    @Option(name: Setting.pttGPIO.name, help: Setting.pttGPIO.argumentHelp)
+    @Option(name: Setting.pttGPIO.optionName, help: Setting.pttGPIO.argumentHelp)
     var pttGPIO: [String] = []
 
-    @Flag(name: Setting.gpioActiveHigh.name, inversion: .prefixedNo, help: Setting.gpioActiveHigh.argumentHelp)
+    @Flag(name: Setting.gpioActiveHigh.optionName, inversion: .prefixedNo, help: Setting.gpioActiveHigh.argumentHelp)
     var givenGPIOActiveHigh: Bool?
 
-    @Option(name: Setting.transmitLampGPIO.name, help: Setting.transmitLampGPIO.argumentHelp)
+    @Option(name: Setting.transmitLampGPIO.optionName, help: Setting.transmitLampGPIO.argumentHelp)
     var transmitLampGPIO: String?
 
-    @Option(name: Setting.receiveLampGPIO.name, help: Setting.receiveLampGPIO.argumentHelp)
+    @Option(name: Setting.receiveLampGPIO.optionName, help: Setting.receiveLampGPIO.argumentHelp)
     var receiveLampGPIO: String?
 
-    @Flag(name: Setting.tones.name, inversion: .prefixedNo, help: Setting.tones.argumentHelp)
+    @Flag(name: Setting.tones.optionName, inversion: .prefixedNo, help: Setting.tones.argumentHelp)
     var givenTones: Bool?
 
-    @Option(name: Setting.pttHoldMilliseconds.name, help: Setting.pttHoldMilliseconds.argumentHelp)
+    @Option(name: Setting.pttHoldMilliseconds.optionName, help: Setting.pttHoldMilliseconds.argumentHelp)
     var givenPTTHoldMilliseconds: Int?
 
-    @Option(name: Setting.voxThreshold.name, help: Setting.voxThreshold.argumentHelp)
+    @Option(name: Setting.voxThreshold.optionName, help: Setting.voxThreshold.argumentHelp)
     var givenVoxThreshold: Int?
 
     var pttKeys: [String] { givenPTTKeys.isEmpty ? Setting.pttKeys.defaultValue() : givenPTTKeys }

@@ -38,7 +38,7 @@ PACKAGED_BUILD = ("--binary-only", "--scratch-path", ".build-bench")
 
 
 def arguments():
-    ap = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="fewer links and one utterance per call, a 2-minute drift run (under 10 minutes on 2 cores)")
     ap.add_argument("--drift-minutes", type=float,

@@ -25,7 +25,7 @@ from harness.soak_run import Soak
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="scripts/soak", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="scripts/soak", description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=10.0, help="length of the call (default 10; one round of "
                     "faults takes about 7 minutes, longer runs repeat it)")
     ap.add_argument("--output", default=str(ROOT / "lab/soak"), help="where the report and plots go (default lab/soak/)")

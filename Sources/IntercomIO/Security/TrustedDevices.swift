@@ -35,8 +35,9 @@ public struct TrustedDevice: Codable, Sendable, Equatable {
     /// How it plays here, for a person: "kitchen (4f2a-…): volume 80 %, muted", safe to print.
     public var listeningDescription: String {
         let fingerprint = keyBytes.map { Fingerprint(publicKey: $0).description } ?? "invalid key"
-        let listening = listening
-        return "\(TerminalText.sanitized(name)) (\(fingerprint)): volume \(listening.volumePercent) %\(listening.muted ? ", muted" : "")"
+        return StatusReply.listeningDescription(
+            name: TerminalText.sanitized(name), fingerprint: fingerprint, volumePercent: listening.volumePercent, muted: listening.muted
+        )
     }
 
     enum CodingKeys: String, CodingKey {

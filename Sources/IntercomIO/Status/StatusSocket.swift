@@ -217,7 +217,8 @@ public final class StatusSocket: Sendable {
     /// thread's, and one that creates a folder or file while it is narrowed for the socket gets
     /// the socket's mask (a folder without its search bit). So the socket is bound in a fresh
     /// folder of its own beside `path`, which only we may enter, given its mode there, and
-    /// linked into place, which fails, as binding would, when something is already at `path`.
+    /// linked into place, which fails, as binding would (with its error), when something is
+    /// already at `path`.
     /// Returns 0 or the error number.
     private static func bindPrivately(_ fd: Int32, at path: String, folder: String, mode: mode_t) -> Int32 {
         var template = Array((folder + "/.s-XXXXXX").utf8CString)
@@ -229,7 +230,7 @@ public final class StatusSocket: Sendable {
         defer { unlink(temporary) }
         guard chmod(privateFolder, 0o700) == 0, withAddress(temporary, { bind(fd, $0, $1) }) == 0, chmod(temporary, mode) == 0,
               link(temporary, path) == 0
-        else { return errno }
+        else { return errno == EEXIST ? EADDRINUSE : errno }
         return 0
     }
 

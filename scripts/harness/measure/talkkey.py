@@ -79,6 +79,20 @@ def hold_key(tmux, target, seconds):
     return pressed
 
 
+def _best_lag(seg, said, in_guess, lags, best, best_lag):
+    """The lag among `lags` where `seg` matches `said` best (normalised correlation), if it
+    beats `best`; `said` is searched `lag` samples before `in_guess`."""
+    for lag in lags:
+        j = in_guess - lag
+        if j < 0 or j + len(seg) > len(said):
+            continue
+        ref = said[j:j + len(seg)]
+        c = float(np.dot(seg, ref) / (np.linalg.norm(seg) * np.linalg.norm(ref) + 1e-12))
+        if c > best:
+            best, best_lag = c, lag
+    return best, best_lag
+
+
 def measure_press(heard, out_start_ns, said, in_start_ns, pressed_ns):
     """The figures of one press (see the module's text), from B's output and A's input."""
     def out_index(t_ns):
@@ -97,23 +111,9 @@ def measure_press(heard, out_start_ns, said, in_start_ns, pressed_ns):
     seg = heard[a:a + RATE // 2]
     # Where that piece was said, searched over 0-400 ms of delay.
     in_guess = int(round((out_start_ns + a * 1e9 / RATE - in_start_ns) * RATE / 1e9))
-    best, best_lag = -1.0, 0
-    for lag in range(0, int(0.4 * RATE), 24):
-        j = in_guess - lag
-        if j < 0 or j + len(seg) > len(said):
-            continue
-        ref = said[j:j + len(seg)]
-        c = float(np.dot(seg, ref) / (np.linalg.norm(seg) * np.linalg.norm(ref) + 1e-12))
-        if c > best:
-            best, best_lag = c, lag
-    for lag in range(max(0, best_lag - 24), best_lag + 25):
-        j = in_guess - lag
-        if j < 0 or j + len(seg) > len(said):
-            continue
-        ref = said[j:j + len(seg)]
-        c = float(np.dot(seg, ref) / (np.linalg.norm(seg) * np.linalg.norm(ref) + 1e-12))
-        if c > best:
-            best, best_lag = c, lag
+    # Every 24th lag first, then each lag around the best of those.
+    best, best_lag = _best_lag(seg, said, in_guess, range(0, int(0.4 * RATE), 24), -1.0, 0)
+    best, best_lag = _best_lag(seg, said, in_guess, range(max(0, best_lag - 24), best_lag + 25), best, best_lag)
     said_ns = in_start_ns + (in_guess - best_lag) * 1e9 / RATE
     steady_ms = (out_start_ns + a * 1e9 / RATE - said_ns) / 1e6
     onset_ns = out_start_ns + onset * 1e9 / RATE

@@ -130,7 +130,7 @@ def chosen_processors(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="acoustic-score", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="acoustic-score", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="two room setups, one noise SNR (5 dB), three noises")
     ap.add_argument("--processors", default="passthrough,webrtc,webrtc-aec,webrtc-ns,rnnoise")
     ap.add_argument("--command", help="a processor command template ({mic} {far} {out}, optional {vad})")

@@ -109,7 +109,7 @@ def analyse(far, mic, room, knee):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--room", default="office-laptop")
     ap.add_argument("--knee", default="0.5")
     ap.add_argument("--latency-ms", default="30", help="what the path asks parec and pacat to buffer")

@@ -164,7 +164,7 @@ def measure(room="office-laptop", extended=False, save=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--room", default="office-laptop")
     ap.add_argument("--extended", action="store_true")
     ap.add_argument("--json")

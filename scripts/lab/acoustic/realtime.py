@@ -39,7 +39,7 @@ NOISE_LOOP_SECONDS = 30.0
 
 
 def arguments(argv=None):
-    ap = argparse.ArgumentParser(prog="realtime.py", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="realtime.py", description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="source", required=True, help="the sink whose monitor is the loudspeaker's input")
     ap.add_argument("--into", required=True, help="the sink that is the microphone")
     ap.add_argument("--room", required=True, help=f"room setup: {', '.join(rooms.names())}")
