@@ -8,6 +8,11 @@ import Synchronization
 
 /// One peer in a call: owns the socket and the three threads (capture, playback, network)
 /// and the rings between them, and stops them in an order that loses nothing.
+///
+/// `@unchecked` because of the three pipelines, which are not `Sendable`: each is used by its
+/// own thread only once the call starts, and other threads reach only their `Sendable` parts
+/// (controls, counters, snapshots behind a lock or an atomic). Everything else here is a
+/// constant or behind a lock or an atomic.
 public final class Call: @unchecked Sendable {
     public let configuration: CallConfiguration
     public let ssrc: UInt32
@@ -29,7 +34,9 @@ public final class Call: @unchecked Sendable {
     private let loops: (capture: LoopTurns, playback: LoopTurns, network: LoopTurns)
     /// The turns counted at the last watchdog check (none before the first).
     private let turnsAtLastCheck = Mutex<[UInt64]?>(nil)
-    private var threads: [JoinableThread] = []
+    /// The running threads; held while the call starts or stops, so that two stops (a signal's
+    /// and the owner's) do not both join.
+    private let threads = Mutex<[JoinableThread]>([])
     private let startedAt = SystemClock.monotonicNanoseconds()
     /// CLOCK_REALTIME nanoseconds of the talk key's presses as the call got them, the first
     /// `Self.talkKeyPressesKept`: what a measurement from outside times the far end's ear from.
@@ -71,9 +78,7 @@ public final class Call: @unchecked Sendable {
         let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
         let captureCounters = CaptureStatistics()
         let linkFeedback = LinkFeedbackChannel()
-        let echoReference = EchoReference(
-            frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds
-        )
+        let echoReference = EchoReference(frameSamples: configuration.periodSamples)
         let poller = poller
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(
@@ -101,9 +106,13 @@ public final class Call: @unchecked Sendable {
         let loops = self.loops
         try network.startHelpers()
         // Arrivals are stamped on the network thread: a late wake-up would pass for network jitter.
-        threads.append(try JoinableThread(name: "network", realtime: true) { network.run(loops.network) })
-        threads.append(try JoinableThread(name: "playback", realtime: true) { playback.run(loops.playback) })
-        threads.append(try JoinableThread(name: "capture", realtime: true) { capture.run(loops.capture) })
+        // Each is listed as soon as it runs, so that a failure to start the next still stops it.
+        let networkThread = try JoinableThread(name: "network", realtime: true) { network.run(loops.network) }
+        threads.withLock { $0.append(networkThread) }
+        let playbackThread = try JoinableThread(name: "playback", realtime: true) { playback.run(loops.playback) }
+        threads.withLock { $0.append(playbackThread) }
+        let captureThread = try JoinableThread(name: "capture", realtime: true) { capture.run(loops.capture) }
+        threads.withLock { $0.append(captureThread) }
         logger.info("call started", metadata: [
             "port": "\(localPort)", "ssrc": "\(ssrc)", "peers": "\(configuration.staticPeers.map(\.description))",
             "mode": "\(configuration.mode.rawValue)",
@@ -247,13 +256,21 @@ public final class Call: @unchecked Sendable {
     /// Leaves the call: audio threads first (the last frame is sent), then the network
     /// thread, which says BYE; then the output is finished. Safe to call more than once.
     public func stop() {
-        guard !stopNetwork.value.load(ordering: .relaxed) || !threads.isEmpty else { return }
-        stopAudio.value.store(true, ordering: .relaxed)
-        for thread in threads where thread.name != "network" { thread.join() }
-        stopNetwork.value.store(true, ordering: .relaxed)
-        poller.wake()
-        for thread in threads { thread.join() }
-        threads.removeAll()
+        threads.withLock { threads in
+            guard !stopNetwork.value.load(ordering: .relaxed) || !threads.isEmpty else { return }
+            stopAudio.value.store(true, ordering: .relaxed)
+            for thread in threads where thread.name != "network" { thread.join() }
+            stopNetwork.value.store(true, ordering: .relaxed)
+            poller.wake()
+            for thread in threads { thread.join() }
+            threads.removeAll()
+            finish()
+        }
+    }
+
+    /// After the threads: the helpers stopped, the output finished, the paired devices heard
+    /// noted as seen.
+    private func finish() {
         network.stopHelpers()
         sink.close()
         // Paired devices heard in this call were seen now (`intercom paired`).

@@ -39,6 +39,8 @@ final class CapturePipeline {
     private var lowDelayWantedSince: UInt64?
     private static let handOverWait = MediaTime.nanoseconds(.seconds(1))
     private let echoReference: EchoReference
+    /// Lines what the speaker played up with each microphone frame.
+    private var echoAlignment: EchoAlignment
     /// Measures voice activity for VOX, and cleans live input (echo, noise, level).
     private let cleaner: MicrophoneCleaner
     private var gate = VoiceActivityGate.vox
@@ -92,6 +94,7 @@ final class CapturePipeline {
         controls = CaptureControls(mode: configuration.mode, voxThreshold: configuration.preprocessor.vadStartProbability)
         self.linkFeedback = linkFeedback
         self.echoReference = echoReference
+        echoAlignment = EchoAlignment(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds)
         var cleaning = configuration.preprocessor
         // Voice activity is always measured: the mode may change to VOX while the call runs.
         cleaning.voiceActivityDetection = true
@@ -143,19 +146,20 @@ final class CapturePipeline {
             counters.firstFrameCaptureTime.store(captureTime, ordering: .relaxed)
         }
         if cleaner.cancelsEcho {
-            echoReference.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
+            echoReference.deliver(to: &echoAlignment)
+            echoAlignment.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
         }
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
         if cleaner.cancelsEcho {
-            echoReference.echoPredicted(cleaner.echoPrediction)
-            counters.echoReferenceResyncs.store(echoReference.resyncs, ordering: .relaxed)
-            counters.echoMovesRefused.store(echoReference.refusedEstimates, ordering: .relaxed)
-            if echoReference.corrections != counters.echoDelayCorrections.load(ordering: .relaxed) {
-                if let move = echoReference.lastMove { counters.recordEchoMove(move, number: echoReference.corrections - 1) }
+            echoAlignment.echoPredicted(cleaner.echoPrediction)
+            counters.echoReferenceResyncs.store(echoAlignment.resyncs, ordering: .relaxed)
+            counters.echoMovesRefused.store(echoAlignment.refusedEstimates, ordering: .relaxed)
+            if echoAlignment.corrections != counters.echoDelayCorrections.load(ordering: .relaxed) {
+                if let move = echoAlignment.lastMove { counters.recordEchoMove(move, number: echoAlignment.corrections - 1) }
                 // After the move's slot: a reader that sees the count sees the move.
-                counters.echoDelayCorrections.store(echoReference.corrections, ordering: .releasing)
+                counters.echoDelayCorrections.store(echoAlignment.corrections, ordering: .releasing)
             }
-            counters.echoDelaySamples.store(echoReference.echoDelaySamples ?? CaptureStatistics.unknownEchoDelay, ordering: .relaxed)
+            counters.echoDelaySamples.store(echoAlignment.echoDelaySamples ?? CaptureStatistics.unknownEchoDelay, ordering: .relaxed)
         }
         let level = peakLevel(frame)
         counters.level.store(level, ordering: .relaxed)

@@ -6,6 +6,10 @@ import Synchronization
 /// capture thread, which takes it frame by frame and gives the feed back at its end. The
 /// capture thread neither locks nor allocates: the storage is made once, with the call
 /// (untouched, it takes address space only), and the hand-over is one atomic length.
+///
+/// `@unchecked` for the storage, a pointer: the writer fills it only while the length is zero,
+/// the capture thread reads it only while the length is not, and the length's release and
+/// acquire order the two.
 final class PageFeed: @unchecked Sendable {
     /// The longest page a running call sends.
     static let maximumSamples = DaemonPage.maximumSeconds * VoiceFormat.sampleRate
@@ -14,8 +18,9 @@ final class PageFeed: @unchecked Sendable {
     /// The page's length while it waits or plays; zero while the feed is free. Set by the
     /// writer when free, cleared by the capture thread at the page's end.
     private let length = Atomic<Int>(0)
-    /// Capture thread only: how far the page has played.
-    private var position = 0
+    /// How far the page has played. The capture thread alone uses it (relaxed); an atomic, so
+    /// that nothing here is shared without one.
+    private let position = Atomic<Int>(0)
 
     init() {
         storage = .allocate(capacity: Self.maximumSamples)
@@ -41,12 +46,14 @@ final class PageFeed: @unchecked Sendable {
     func next(into frame: inout [Int16]) -> Bool {
         let count = length.load(ordering: .acquiring)
         guard count > 0 else { return false }
-        let available = max(0, min(frame.count, count - position))
-        for i in 0..<frame.count { frame[i] = i < available ? storage[position + i] : 0 }
-        position += frame.count
-        if position >= count {
-            position = 0
+        let start = position.load(ordering: .relaxed)
+        let available = max(0, min(frame.count, count - start))
+        for i in 0..<frame.count { frame[i] = i < available ? storage[start + i] : 0 }
+        if start + frame.count >= count {
+            position.store(0, ordering: .relaxed)
             length.store(0, ordering: .releasing)
+        } else {
+            position.store(start + frame.count, ordering: .relaxed)
         }
         return true
     }

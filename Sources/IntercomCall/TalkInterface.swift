@@ -6,7 +6,10 @@ import Synchronization
 /// Talk mode's user interface, on its own thread: reads the keyboard (and an evdev talk
 /// button), runs the push-to-talk state machine, and shows the call on the status screen,
 /// or as plain lines when standard output is not a terminal.
-public final class TalkInterface: @unchecked Sendable {
+///
+/// This is the handle other threads hold; everything the interface changes as it runs is in
+/// its `InterfaceLoop`, which the interface thread alone owns once started.
+public final class TalkInterface: Sendable {
     public struct Options: Sendable {
         /// Tap the terminal's talk key to start and again to stop (told from its auto-repeat);
         /// otherwise it is held, through the kitty protocol's exact press and release where
@@ -46,6 +49,63 @@ public final class TalkInterface: @unchecked Sendable {
         }
     }
 
+    private let terminal: Terminal?
+    private let options: Options
+    /// Made with the interface, handed to its thread by `start()`.
+    private let waiting: Mutex<InterfaceLoop?>
+    private let thread = Mutex<JoinableThread?>(nil)
+    private let stopping = SharedFlag()
+    /// Yields when the user presses the quit key.
+    public let quitRequests: AsyncStream<Void>
+
+    public init(
+        call: Call, options: Options, terminal: Terminal?, button: sending EvdevControls?, gpio: sending GPIOControls = .init()
+    ) {
+        let (quitRequests, quit) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        self.quitRequests = quitRequests
+        self.options = options
+        self.terminal = terminal
+        waiting = Mutex(InterfaceLoop(call: call, options: options, terminal: terminal, button: button, gpio: gpio, quit: quit))
+    }
+
+    /// Takes over the terminal and starts the interface thread.
+    public func start() throws {
+        guard let loop = waiting.withLock({ $0.take() }) else { return }
+        if let terminal {
+            try terminal.enter()
+            if !options.latch { loop.terminalReportsKeys(exactly: terminal.enableKeyEventTypes()) }
+        }
+        let stopping = self.stopping
+        let started = try JoinableThread(name: "interface") { loop.run(until: stopping) }
+        thread.withLock { $0 = started }
+    }
+
+    /// Stops the thread (which puts the lamps out) and gives the terminal back as it was.
+    public func stop() {
+        stopping.value.store(true, ordering: .relaxed)
+        thread.withLock { $0.take() }?.join()
+        terminal?.restore()
+    }
+
+    /// What keeps the call from working as it should, in words a person can act on.
+    static func faults(in statistics: CallStatistics) -> [String] {
+        var faults: [String] = []
+        if let device = statistics.captureDevice, !device.open {
+            faults.append("no microphone: '\(device.name)' is missing (retrying)")
+        }
+        if let device = statistics.playbackDevice, !device.open {
+            faults.append("no speaker: '\(device.name)' is missing (retrying)")
+        }
+        if let discovery = statistics.discovery.fault { faults.append(discovery) }
+        return faults
+    }
+}
+
+/// The interface's state and its work, on the interface thread.
+private final class InterfaceLoop {
+    typealias Options = TalkInterface.Options
+    typealias GPIOControls = TalkInterface.GPIOControls
+
     /// One talk button or key: its push-to-talk machine and the target it talks to.
     private struct TalkControl {
         var talk: PushToTalk
@@ -76,16 +136,10 @@ public final class TalkInterface: @unchecked Sendable {
     private var notice: String?
     private var lastDrawn: [String] = []
     private var lastPlainLine = ""
-    private var thread: JoinableThread?
-    private let stopping = Atomic<Bool>(false)
-    /// Yields when the user presses the quit key.
-    public let quitRequests: AsyncStream<Void>
     private let quitContinuation: AsyncStream<Void>.Continuation
 
-    public init(
-        call: Call, options: Options, terminal: Terminal?, button: EvdevControls?, gpio: GPIOControls = .init()
-    ) {
-        (quitRequests, quitContinuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    init(call: Call, options: Options, terminal: Terminal?, button: TalkInterface.EvdevControls?, gpio: GPIOControls, quit: AsyncStream<Void>.Continuation) {
+        quitContinuation = quit
         self.call = call
         self.options = options
         self.gpio = gpio
@@ -107,33 +161,22 @@ public final class TalkInterface: @unchecked Sendable {
             : .autoRepeat(initialDelayTimeout: hold, repeatTimeout: PushToTalk.Style.repeatTimeout)
     }
 
-    /// Takes over the terminal and starts the interface thread.
-    public func start() throws {
-        if let terminal {
-            try terminal.enter()
-            if !options.latch {
-                let exact = terminal.enableKeyEventTypes()
-                terminalTalk = PushToTalk(
-                    style: exact ? .exact : Self.repeatingStyle(options), maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
-                notice = exact ? "talk key: exact press and release (kitty keyboard protocol)" : "talk key: held while it repeats"
-            }
+    /// Whether the terminal reports the talk key's press and release exactly (the kitty
+    /// keyboard protocol) or only presses and repeats.
+    func terminalReportsKeys(exactly exact: Bool) {
+        terminalTalk = PushToTalk(
+            style: exact ? .exact : Self.repeatingStyle(options), maximumTransmitNanoseconds: MediaTime.nanoseconds(options.maximumTransmit))
+        notice = exact ? "talk key: exact press and release (kitty keyboard protocol)" : "talk key: held while it repeats"
+    }
+
+    /// Runs until `stopping` is set, then puts the lamps out.
+    func run(until stopping: SharedFlag) {
+        defer {
+            gpio.transmitLamp?.write(false)
+            gpio.receiveLamp?.write(false)
         }
-        thread = try JoinableThread(name: "interface") { [self] in run() }
-    }
-
-    /// Stops the thread and gives the terminal back as it was.
-    public func stop() {
-        stopping.store(true, ordering: .relaxed)
-        thread?.join()
-        thread = nil
-        terminal?.restore()
-        gpio.transmitLamp?.write(false)
-        gpio.receiveLamp?.write(false)
-    }
-
-    private func run() {
         var nextDraw: UInt64 = 0
-        while !stopping.load(ordering: .relaxed) {
+        while !stopping.value.load(ordering: .relaxed) {
             let bytes = terminal?.read(timeoutMilliseconds: 10) ?? []
             if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds(.milliseconds(10))) }
             let now = SystemClock.monotonicNanoseconds()
@@ -281,7 +324,7 @@ public final class TalkInterface: @unchecked Sendable {
             )
         }
         let talkHelp = call.configuration.mode == .ptt ? "hold space: talk  " : ""
-        let faults = Self.faults(in: statistics)
+        let faults = TalkInterface.faults(in: statistics)
         return StatusScreen(
             name: call.configuration.name,
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
@@ -291,19 +334,6 @@ public final class TalkInterface: @unchecked Sendable {
             notice: faults.isEmpty ? (call.target != .all && statistics.toPeers == 0 ? "no device in \(TerminalText.sanitized(call.target.description)) is reachable: nothing is sent" : notice) : faults.joined(separator: "; "),
             target: TerminalText.sanitized(call.target.description), targets: targets.map { TerminalText.sanitized($0.description) }
         )
-    }
-
-    /// What keeps the call from working as it should, in words a person can act on.
-    static func faults(in statistics: CallStatistics) -> [String] {
-        var faults: [String] = []
-        if let device = statistics.captureDevice, !device.open {
-            faults.append("no microphone: '\(device.name)' is missing (retrying)")
-        }
-        if let device = statistics.playbackDevice, !device.open {
-            faults.append("no speaker: '\(device.name)' is missing (retrying)")
-        }
-        if let discovery = statistics.discovery.fault { faults.append(discovery) }
-        return faults
     }
 
     private func show(_ screen: StatusScreen) {

@@ -29,7 +29,7 @@ import TestSupport
         var generator = SystemRandomNumberGenerator()
         let capture = try CapturePipeline(
             source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
-            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds),
+            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples),
             localTones: SPSCRing(capacity: 4), pageFeed: PageFeed(), outbox: outbox, counters: counters,
             linkFeedback: linkFeedback, wakeNetwork: {}
         )

@@ -1,13 +1,15 @@
 import CLinux
 import Glibc
+import Synchronization
 
 /// A dedicated OS thread that is joined, not abandoned, when its owner stops it.
 ///
 /// Audio and network loops run on these rather than on a Swift concurrency executor, so
 /// their timing never depends on what else the process is awaiting.
-public final class JoinableThread: @unchecked Sendable {
+public final class JoinableThread: Sendable {
     private let thread: pthread_t
-    private var joined = false
+    /// Whoever sets it first joins: pthread_join may be called only once per thread.
+    private let joined = Atomic<Bool>(false)
     public let name: String
 
     /// Starts `body` at once on a new thread. `realtime` asks for SCHED_FIFO where the
@@ -19,8 +21,7 @@ public final class JoinableThread: @unchecked Sendable {
 
     /// Waits for the thread's body to return. Safe to call more than once.
     public func join() {
-        guard !joined else { return }
-        joined = true
+        guard !joined.exchange(true, ordering: .acquiringAndReleasing) else { return }
         pthread_join(thread, nil)
     }
 

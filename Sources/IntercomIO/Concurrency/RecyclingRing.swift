@@ -2,7 +2,7 @@
 /// one it is done with, and the producer fills a returned one rather than make a new one, so
 /// that once a few have gone round neither side allocates (buffers keep their storage). Both
 /// directions are `SPSCRing`s: nothing blocks.
-public final class RecyclingRing<Element>: @unchecked Sendable {
+public final class RecyclingRing<Element>: Sendable {
     private let filled: SPSCRing<Element>
     private let returned: SPSCRing<Element>
 

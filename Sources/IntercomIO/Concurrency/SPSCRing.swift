@@ -4,6 +4,10 @@ import Synchronization
 ///
 /// Neither side ever blocks or takes a lock, so a real-time audio thread can sit on either
 /// end. A full ring refuses the element (the producer counts it as dropped) rather than wait.
+///
+/// `@unchecked` for the slots, a pointer: a slot belongs to the producer until `tail`'s
+/// release publishes it and to the consumer until `head`'s release gives it back, so no slot
+/// is touched by both sides at once.
 public final class SPSCRing<Element>: @unchecked Sendable {
     private let capacity: Int
     private let slots: UnsafeMutablePointer<Element?>

@@ -9,6 +9,10 @@ import Synchronization
 /// concurrency. It starts at once and keeps going whatever the daemon does: when
 /// avahi-daemon is missing it reports `.daemonUnavailable` once and waits; when the daemon
 /// starts or restarts it reconnects, browses and publishes again by itself.
+///
+/// `@unchecked` for Avahi's objects (the poll, and the connection's client and browsers):
+/// after `init` only the discovery thread touches them, until `stop()` has stopped and joined
+/// that thread (`avahi_threaded_poll_stop`); what other threads read is `state`, behind locks.
 public final class ServiceDiscovery: @unchecked Sendable {
     /// Receives every event, on the discovery thread, one at a time. It must return quickly
     /// and must not call `stop()` (which waits for that thread).

@@ -7,6 +7,9 @@ import SystemPackage
 /// Waking needs no lock: `wake()` adds one to an eventfd the waiter also polls, and a wait
 /// that sees it reads the count back to zero (one read, however many wakes). Waiting
 /// allocates nothing: the poll table is made once. One thread waits; any thread may wake it.
+///
+/// `@unchecked` for the poll table, a pointer that only the one waiting thread writes; the
+/// rest is constant, and waking is a write to the eventfd, which the kernel orders.
 public final class Poller: @unchecked Sendable {
     /// Most sockets one poller watches (`PollResult` holds them as bits of one word).
     public static let maximumSockets = 64

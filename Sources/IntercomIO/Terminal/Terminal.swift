@@ -1,13 +1,19 @@
 import Glibc
 import IntercomCore
+import Synchronization
 
 /// The controlling terminal, in the state talk mode needs: keys arrive one by one without
 /// echo, the screen is the alternate screen, the cursor is hidden. `restore()` puts
 /// everything back; it is safe to call on any exit path and more than once.
-public final class Terminal: @unchecked Sendable {
+public final class Terminal: Sendable {
     private let input = STDIN_FILENO
-    private var saved: termios?
-    private var keyboardProtocolPushed = false
+    /// What `restore()` undoes: the settings before `enter()`, and whether the kitty keyboard
+    /// protocol was asked for. A signal's shutdown may restore while the interface thread reads.
+    private struct Changes {
+        var saved: termios?
+        var keyboardProtocolPushed = false
+    }
+    private let changes = Mutex(Changes())
 
     public init() {}
 
@@ -28,7 +34,7 @@ public final class Terminal: @unchecked Sendable {
     public func enter() throws(TerminalError) {
         var attributes = termios()
         guard tcgetattr(input, &attributes) == 0 else { throw TerminalError(operation: "tcgetattr", code: errno) }
-        saved = attributes
+        changes.withLock { $0.saved = attributes }
         attributes.c_lflag &= ~tcflag_t(ICANON | ECHO)
         attributes.c_iflag &= ~tcflag_t(IXON | ICRNL)
         withUnsafeMutableBytes(of: &attributes.c_cc) { cc in
@@ -58,21 +64,23 @@ public final class Terminal: @unchecked Sendable {
         }
         if supported {
             write(String(decoding: TerminalInputParser.enableEventTypes, as: UTF8.self))
-            keyboardProtocolPushed = true
+            changes.withLock { $0.keyboardProtocolPushed = true }
         }
         return supported
     }
 
     /// Puts the terminal back as it was.
     public func restore() {
-        if keyboardProtocolPushed {
-            write(String(decoding: TerminalInputParser.restore, as: UTF8.self))
-            keyboardProtocolPushed = false
+        let undo = changes.withLock { changes in
+            defer { changes = Changes() }
+            return changes
         }
-        guard var attributes = saved else { return }
+        if undo.keyboardProtocolPushed {
+            write(String(decoding: TerminalInputParser.restore, as: UTF8.self))
+        }
+        guard var attributes = undo.saved else { return }
         write("\u{1B}[?25h\u{1B}[?1049l")
         tcsetattr(input, TCSANOW, &attributes)
-        saved = nil
     }
 
     /// Columns and rows, or 80×24 when the terminal does not say.
