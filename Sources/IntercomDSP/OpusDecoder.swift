@@ -81,7 +81,7 @@ public final class OpusDecoder {
         output.removeAll(keepingCapacity: true)
         let decoded = try scratch.withUnsafeMutableBufferPointer { (out) throws(OpusError) in
             try checkOpus(opus_decode_float(
-                state, packet, Int32(packet?.count ?? 0), out.baseAddress!, Int32(samples), fec ? 1 : 0
+                state, packet, Int32(packet?.count ?? 0), out.nonNullAddress, Int32(samples), fec ? 1 : 0
             ))
         }
         output.append(contentsOf: scratch[0..<Int(decoded)])

@@ -61,7 +61,7 @@ public final class OpusEncoder {
     public func encode(_ pcm: UnsafeBufferPointer<Int16>) throws(OpusError) -> ArraySlice<UInt8> {
         try checkFrame(pcm.count)
         let written = try packet.withUnsafeMutableBufferPointer { (out) throws(OpusError) in
-            try checkOpus(opus_encode(state, pcm.baseAddress!, Int32(pcm.count), out.baseAddress!, Int32(out.count)))
+            try checkOpus(opus_encode(state, pcm.nonNullAddress, Int32(pcm.count), out.nonNullAddress, Int32(out.count)))
         }
         return packet[0..<Int(written)]
     }
@@ -70,7 +70,7 @@ public final class OpusEncoder {
     public func encode(_ pcm: UnsafeBufferPointer<Float>) throws(OpusError) -> ArraySlice<UInt8> {
         try checkFrame(pcm.count)
         let written = try packet.withUnsafeMutableBufferPointer { (out) throws(OpusError) in
-            try checkOpus(opus_encode_float(state, pcm.baseAddress!, Int32(pcm.count), out.baseAddress!, Int32(out.count)))
+            try checkOpus(opus_encode_float(state, pcm.nonNullAddress, Int32(pcm.count), out.nonNullAddress, Int32(out.count)))
         }
         return packet[0..<Int(written)]
     }

@@ -49,7 +49,7 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// `count` random bytes, drawn straight into guarded memory.
     public static func random(count: Int) -> SecretBytes {
-        SecretBytes(count: count) { randombytes_buf($0.baseAddress!, count) }
+        SecretBytes(count: count) { randombytes_buf($0.nonNullCBytes, count) }
     }
 
     deinit {
@@ -100,8 +100,8 @@ extension Sodium {
     /// Diffie–Hellman result, an HKDF temporary key), zeroed when `body` returns.
     static func withScratch<Result>(_ count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Result) rethrows -> Result {
         try withUnsafeTemporaryAllocation(byteCount: count, alignment: 16) { buffer in
-            sodium_memzero(buffer.baseAddress!, count)
-            defer { sodium_memzero(buffer.baseAddress!, count) }
+            sodium_memzero(buffer.baseAddress, count)
+            defer { sodium_memzero(buffer.baseAddress, count) }
             return try body(buffer)
         }
     }

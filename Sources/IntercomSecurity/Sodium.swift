@@ -1,4 +1,5 @@
 import CSodium
+import IntercomCore
 
 /// Thin, typed calls into libsodium: every primitive intercom's cryptography uses, and
 /// nothing of our own making. Public values are byte arrays of the sizes libsodium states;
@@ -60,9 +61,9 @@ public enum Sodium {
         var state = crypto_hash_sha512_state()
         crypto_hash_sha512_init(&state)
         for part in parts { part.withUnsafeBufferPointer { _ = crypto_hash_sha512_update(&state, $0.baseAddress, UInt64($0.count)) } }
-        crypto_hash_sha512_update(&state, secret.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(secret.count))
+        crypto_hash_sha512_update(&state, secret.cBytes, UInt64(secret.count))
         crypto_hash_sha512_update(&state, tail, UInt64(tail.count))
-        crypto_hash_sha512_final(&state, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        crypto_hash_sha512_final(&state, out.nonNullCBytes)
         sodium_memzero(&state, MemoryLayout.size(ofValue: state))
     }
 
@@ -86,11 +87,11 @@ public enum Sodium {
     static func hmacSHA256(key: UnsafeRawBufferPointer, _ parts: UnsafeRawBufferPointer..., into out: UnsafeMutableRawBufferPointer) {
         precondition(out.count >= hmacSHA256Bytes)
         var state = crypto_auth_hmacsha256_state()
-        crypto_auth_hmacsha256_init(&state, key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count)
+        crypto_auth_hmacsha256_init(&state, key.nonNullCBytes, key.count)
         for part in parts where !part.isEmpty {
-            crypto_auth_hmacsha256_update(&state, part.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(part.count))
+            crypto_auth_hmacsha256_update(&state, part.cBytes, UInt64(part.count))
         }
-        crypto_auth_hmacsha256_final(&state, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        crypto_auth_hmacsha256_final(&state, out.nonNullCBytes)
         sodium_memzero(&state, MemoryLayout.size(ofValue: state))
     }
 
@@ -108,7 +109,7 @@ public enum Sodium {
     /// HMAC-SHA-512 under a secret key, without copying it out of its storage.
     public static func hmacSHA512(key: SecretBytes, _ parts: [UInt8]...) -> [UInt8] {
         var state = crypto_auth_hmacsha512_state()
-        key.withUnsafeBytes { _ = crypto_auth_hmacsha512_init(&state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
+        key.withUnsafeBytes { _ = crypto_auth_hmacsha512_init(&state, $0.nonNullCBytes, $0.count) }
         for part in parts { crypto_auth_hmacsha512_update(&state, part, UInt64(part.count)) }
         var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512_BYTES))
         crypto_auth_hmacsha512_final(&state, &out)
@@ -123,8 +124,8 @@ public enum Sodium {
         context.withUTF8Buffer { ctx in
             ctx.withMemoryRebound(to: CChar.self) { ctx in
                 _ = crypto_kdf_derive_from_key(
-                    out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count, id, ctx.baseAddress!,
-                    key.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    out.nonNullCBytes, out.count, id, ctx.nonNullAddress,
+                    key.nonNullCBytes)
             }
         }
     }
@@ -143,7 +144,7 @@ public enum Sodium {
         ensureInitialised()
         precondition(privateKey.count == x25519KeyBytes)
         var publicKey = [UInt8](repeating: 0, count: x25519KeyBytes)
-        privateKey.withUnsafeBytes { _ = crypto_scalarmult_curve25519_base(&publicKey, $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        privateKey.withUnsafeBytes { _ = crypto_scalarmult_curve25519_base(&publicKey, $0.nonNullCBytes) }
         return publicKey
     }
 
@@ -153,7 +154,7 @@ public enum Sodium {
         guard publicKey.count == x25519KeyBytes, privateKey.count == x25519KeyBytes, shared.count >= x25519KeyBytes else { return false }
         return privateKey.withUnsafeBytes {
             crypto_scalarmult_curve25519(
-                shared.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.baseAddress!.assumingMemoryBound(to: UInt8.self), publicKey) == 0
+                shared.nonNullCBytes, $0.nonNullCBytes, publicKey) == 0
         }
     }
 
@@ -176,7 +177,7 @@ public enum Sodium {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: aeadNonceBytes) { nonce in
             nonce.initialize(repeating: 0)
             withUnsafeBytes(of: counter.littleEndian) { for (index, byte) in $0.enumerated() { nonce[4 + index] = byte } }
-            return body(UnsafePointer(nonce.baseAddress!))
+            return body(UnsafePointer(nonce.nonNullAddress))
         }
     }
 
@@ -195,11 +196,12 @@ public enum Sodium {
     /// `seal` under a key passed by pointer (a `SecretBytes`' storage): nothing is copied or allocated.
     public static func seal(key: UnsafeRawBufferPointer, counter: UInt64, plaintext: [UInt8], appendingTo datagram: inout [UInt8]) {
         precondition(key.count == aeadKeyBytes)
-        let key = key.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let key = key.nonNullCBytes
         let associatedCount = datagram.count
         datagram.append(contentsOf: repeatElement(0, count: plaintext.count + aeadTagBytes))
         datagram.withUnsafeMutableBufferPointer { buffer in
-            let base = buffer.baseAddress!
+            // Never empty: it holds at least the tag.
+            let base = buffer.nonNullAddress
             var written: UInt64 = 0
             _ = withNonce(counter) { nonce in
                 crypto_aead_chacha20poly1305_ietf_encrypt(
@@ -253,12 +255,13 @@ public enum Sodium {
         key: UnsafeRawBufferPointer, counter: UInt64, datagram: ArraySlice<UInt8>, associatedCount: Int, into plaintext: inout [UInt8]
     ) -> Bool {
         precondition(key.count == aeadKeyBytes)
-        let key = key.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        let key = key.nonNullCBytes
         plaintext.removeAll(keepingCapacity: true)
         guard associatedCount >= 0, datagram.count - associatedCount >= aeadTagBytes else { return false }
         plaintext.append(contentsOf: repeatElement(0, count: datagram.count - associatedCount - aeadTagBytes))
         let status = datagram.withUnsafeBufferPointer { bytes in
-            let base = bytes.baseAddress!
+            // Never empty: it holds at least a tag (checked above).
+            let base = bytes.nonNullAddress
             var written: UInt64 = 0
             return plaintext.withUnsafeMutableBufferPointer { out in
                 withNonce(counter) { nonce in
@@ -292,7 +295,7 @@ public enum Sodium {
 
     /// A random scalar, drawn straight into guarded memory.
     public static func ristrettoRandomScalar() -> SecretBytes {
-        SecretBytes(count: ristrettoScalarBytes) { crypto_core_ristretto255_scalar_random($0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+        SecretBytes(count: ristrettoScalarBytes) { crypto_core_ristretto255_scalar_random($0.nonNullCBytes) }
     }
 
     /// secret scalar · point, written to `out` (scratch memory the caller zeroes); false for an
@@ -301,7 +304,7 @@ public enum Sodium {
         guard scalar.count == ristrettoScalarBytes, point.count == ristrettoBytes, out.count >= ristrettoBytes else { return false }
         return scalar.withUnsafeBytes {
             crypto_scalarmult_ristretto255(
-                out.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.baseAddress!.assumingMemoryBound(to: UInt8.self), point) == 0
+                out.nonNullCBytes, $0.nonNullCBytes, point) == 0
         }
     }
 

@@ -252,7 +252,7 @@ public struct EchoMoveTracker: Sendable {
     /// (both rings held twice over, so each run is contiguous).
     private static func dot(_ a: [Float], _ aStart: Int, _ b: [Float], _ bStart: Int, count: Int) -> Float {
         a.withUnsafeBufferPointer { x in
-            b.withUnsafeBufferPointer { y in intercom_dot(x.baseAddress! + aStart, y.baseAddress! + bStart, Int32(count)) }
+            b.withUnsafeBufferPointer { y in intercom_dot(x.address(at: aStart), y.address(at: bStart), Int32(count)) }
         }
     }
 

@@ -17,7 +17,7 @@ public enum WAVRecording {
         var bytes = [UInt8](repeating: 0, count: size)
         var count = 0
         while count < size {
-            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + count, size - count) }
+            let read = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.address(at: count), size - count) }
             if read < 0, errno == EINTR { continue }
             guard read > 0 else { break }
             count += read

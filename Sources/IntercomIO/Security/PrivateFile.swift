@@ -81,7 +81,7 @@ public enum PrivateFile {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(min(limit, Int(status.st_size)) + 1)
         var chunk = [UInt8](repeating: 0, count: 4096)
-        defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
+        defer { chunk.withUnsafeMutableBytes { explicit_bzero($0.nonNullCBytes, $0.count) } }
         while true {
             let count = Glibc.read(descriptor, &chunk, chunk.count)
             if count < 0, errno == EINTR { continue }

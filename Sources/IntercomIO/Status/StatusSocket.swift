@@ -157,7 +157,7 @@ public final class StatusSocket: Sendable {
         var bytes = Array(reply.utf8)
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeMutableBytes { send(client, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes.withUnsafeMutableBytes { send(client, $0.address(at: offset), $0.count - offset, Int32(MSG_NOSIGNAL)) }
             guard sent > 0 else { return }
             offset += sent
         }
