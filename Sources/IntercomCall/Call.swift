@@ -78,7 +78,7 @@ public final class Call: @unchecked Sendable {
         let inbox = RecyclingRing<ReceivedPacket>(capacity: 256) { .spare(ReceivedPacket.spareStorage()) }
         let captureCounters = CaptureStatistics()
         let linkFeedback = LinkFeedbackChannel()
-        let echoReference = EchoReference(frameSamples: configuration.periodSamples)
+        let echoReference = EchoReference(frameLength: configuration.period)
         let poller = poller
         playback = try PlaybackPipeline(sink: sink, configuration: configuration, inbox: inbox, echoReference: echoReference)
         capture = try CapturePipeline(

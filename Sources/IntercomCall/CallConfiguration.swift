@@ -75,13 +75,13 @@ public struct CallConfiguration: Sendable {
     /// the end-to-end checks of file calls could not judge.
     public var adaptsCodec: Bool { adaptiveCodec && liveInput }
 
-    /// Samples per turn of the capture and playback loops: the low-delay frame (5 ms) when the
-    /// codec adapts, otherwise the encoder's frame.
-    public var periodSamples: Int { adaptsCodec ? encoder.lowDelay.frameSamples : encoder.frameSamples }
+    /// One turn of the capture and playback loops: the low-delay frame (5 ms) when the codec
+    /// adapts, otherwise the encoder's frame.
+    public var period: FrameLength { adaptsCodec ? encoder.lowDelay.frameLength : encoder.frameLength }
 
-    /// Samples per sound-card period to ask for: the low-delay frame (5 ms) whatever the loops'
+    /// The sound-card period to ask for: the low-delay frame (5 ms) whatever the loops'
     /// period, since a speaker kept full holds its whole buffer and devices round the buffer up
     /// to whole periods (ALSA's pulse plugin to at least three: 30 ms with 10 ms periods, where
     /// 20 ms were asked for). A loop's period of 10 or 20 ms then takes two or four.
-    public var devicePeriodSamples: Int { encoder.lowDelay.frameSamples }
+    public var devicePeriod: FrameLength { encoder.lowDelay.frameLength }
 }

@@ -28,7 +28,7 @@ public final class CallDiscovery: Sendable {
         let trusted = call.trustedList
         var announcement = try ServiceAnnouncement(
             name: configuration.name, port: call.localPort, peerID: configuration.peerID,
-            frameMilliseconds: MediaTime.milliseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate),
+            frameMilliseconds: MediaTime.milliseconds(frames: configuration.period.samples, rate: VoiceFormat.sampleRate),
             fingerprint: security.map { Fingerprint(publicKey: $0.identity.publicKey).description } ?? ""
         )
         // A call bound to one address is announced on that address's interface and IP version only.

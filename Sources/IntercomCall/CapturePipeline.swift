@@ -90,11 +90,11 @@ final class CapturePipeline {
         lowDelayEncoder = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         encoding = configuration.adaptiveCodec ? .robust : .fixed
         counters.codecMode.store(encoding, ordering: .relaxed)
-        robustFrame.reserveCapacity(configuration.encoder.frameSamples)
+        robustFrame.reserveCapacity(configuration.encoder.frameLength.samples)
         controls = CaptureControls(mode: configuration.mode, voxThreshold: configuration.preprocessor.vadStartProbability)
         self.linkFeedback = linkFeedback
         self.echoReference = echoReference
-        echoAlignment = EchoAlignment(frameSamples: configuration.periodSamples, tailMilliseconds: configuration.echoTailMilliseconds)
+        echoAlignment = EchoAlignment(frameLength: configuration.period, tailMilliseconds: configuration.echoTailMilliseconds)
         var cleaning = configuration.preprocessor
         // Voice activity is always measured: the mode may change to VOX while the call runs.
         cleaning.voiceActivityDetection = true
@@ -104,7 +104,7 @@ final class CapturePipeline {
         }
         self.cleaning = cleaning
         cleaner = try MicrophoneCleaner(
-            frameSamples: configuration.periodSamples, settings: cleaning,
+            frameLength: configuration.period, settings: cleaning,
             echoTailMilliseconds: configuration.liveInput && configuration.echoCancellation
                 ? configuration.echoTailMilliseconds : nil
         )
@@ -115,13 +115,13 @@ final class CapturePipeline {
         self.outbox = outbox
         self.counters = counters
         self.wakeNetwork = wakeNetwork
-        frame = [Int16](repeating: 0, count: configuration.periodSamples)
+        frame = [Int16](repeating: 0, count: configuration.period.samples)
         preroll = PrerollLine(
-            frames: Int(MediaTime.samples(nanoseconds: Int64(VoiceActivityGate.vox.prerollNanoseconds))) / configuration.periodSamples,
-            frameSamples: configuration.periodSamples
+            frames: Int(MediaTime.samples(nanoseconds: Int64(VoiceActivityGate.vox.prerollNanoseconds))) / configuration.period.samples,
+            frameSamples: configuration.period.samples
         )
-        echoFrame = [Int16](repeating: 0, count: configuration.periodSamples)
-        frameNanoseconds = MediaTime.nanoseconds(frames: configuration.periodSamples, rate: VoiceFormat.sampleRate)
+        echoFrame = [Int16](repeating: 0, count: configuration.period.samples)
+        frameNanoseconds = configuration.period.nanoseconds
     }
 
     /// Captures, gates, encodes and queues frames until `stop` is set.
@@ -218,7 +218,7 @@ final class CapturePipeline {
         }
         robustFrameTalking = robustFrameTalking || talking
         robustFrameVoiced = robustFrameVoiced || voiced
-        guard robustFrame.count >= encoder.configuration.frameSamples else { return }
+        guard robustFrame.count >= encoder.configuration.frameLength.samples else { return }
         defer { clearRobustFrame() }
         try robustFrame.withUnsafeBufferPointer { try queue($0, from: encoder, talking: robustFrameTalking) }
     }

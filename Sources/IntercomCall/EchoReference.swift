@@ -15,10 +15,10 @@ final class EchoReference: Sendable {
 
     private let ring: RecyclingRing<PlayedFrame>
 
-    init(frameSamples: Int) {
+    init(frameLength: FrameLength) {
         ring = RecyclingRing(capacity: Self.capacity) {
             var frame: [Int16] = []
-            frame.reserveCapacity(frameSamples)
+            frame.reserveCapacity(frameLength.samples)
             return PlayedFrame(playTime: 0, frame: frame)
         }
     }

@@ -41,21 +41,21 @@ public struct LoopbackDemo {
         listenerConfiguration.name = "loopback-B"
         listenerConfiguration.encoder = encoder
         listenerConfiguration.adaptiveCodec = adaptiveCodec
-        let frame = listenerConfiguration.periodSamples
+        let frame = listenerConfiguration.period
         listenerConfiguration.security = security
         listenerConfiguration.encoder.constrainedVariableBitrate = security != nil
         let listener = try Call(
-            configuration: listenerConfiguration, source: SilentSource(frameSamples: frame),
-            sink: try WAVFileSink(path: outputFile, frameSamples: frame), logger: logger
+            configuration: listenerConfiguration, source: SilentSource(frameLength: frame),
+            sink: try WAVFileSink(path: outputFile, frameLength: frame), logger: logger
         )
         let relay = try ImpairmentRelay(.init(peerB: .loopbackIPv4(port: listener.localPort), aToB: profile, bToA: profile))
         defer { relay.stop() }
 
-        let source = try WAVFileSource(path: inputFile, frameSamples: frame)
+        let source = try WAVFileSource(path: inputFile, frameLength: frame)
         var speakerConfiguration = listenerConfiguration
         speakerConfiguration.name = "loopback-A"
         speakerConfiguration.staticPeers = [relay.sideAAddress]
-        let speaker = try Call(configuration: speakerConfiguration, source: source, sink: NullSink(frameSamples: frame), logger: logger)
+        let speaker = try Call(configuration: speakerConfiguration, source: source, sink: NullSink(frameLength: frame), logger: logger)
 
         try listener.start()
         try speaker.start()

@@ -50,15 +50,16 @@ public struct MicrophoneChainRun {
     /// Runs the chain over `microphone`, with `farEnd` as what the speaker played (silence
     /// where it is shorter or missing).
     public func run(microphone: [Int16], farEnd: [Int16]) throws -> Report {
-        let frame = configuration.periodSamples
-        let periodNanoseconds = MediaTime.nanoseconds(frames: frame, rate: VoiceFormat.sampleRate)
+        let period = configuration.period
+        let frame = period.samples
+        let periodNanoseconds = period.nanoseconds
         var settings = configuration.preprocessor
         settings.voiceActivityDetection = true
         let cleaner = try MicrophoneCleaner(
-            frameSamples: frame, settings: settings,
+            frameLength: period, settings: settings,
             echoTailMilliseconds: configuration.echoCancellation ? configuration.echoTailMilliseconds : nil
         )
-        var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: configuration.echoTailMilliseconds)
+        var alignment = EchoAlignment(frameLength: period, tailMilliseconds: configuration.echoTailMilliseconds)
         let robust = try OpusEncoder(configuration: configuration.encoder)
         let lowDelay = configuration.adaptsCodec ? try OpusEncoder(configuration: configuration.encoder.lowDelay) : nil
         var gate = VoiceActivityGate.vox
@@ -70,7 +71,7 @@ public struct MicrophoneChainRun {
         var report = Report()
         var reference = [Int16](repeating: 0, count: frame)
         var robustFrame: [Int16] = []
-        robustFrame.reserveCapacity(configuration.encoder.frameSamples)
+        robustFrame.reserveCapacity(configuration.encoder.frameLength.samples)
         let frames = microphone.count / frame
         var gateOpenPerPeriod = [Bool](repeating: false, count: microphone.count / frame)
         let queuedFrames = MediaTime.samples(milliseconds: Self.speakerQueueMilliseconds, rate: VoiceFormat.sampleRate) / frame
@@ -99,7 +100,7 @@ public struct MicrophoneChainRun {
             if open { gateOpenPerPeriod[sent] = true }
             report.cleaned += samples
             robustFrame += samples
-            if robustFrame.count >= configuration.encoder.frameSamples {
+            if robustFrame.count >= configuration.encoder.frameLength.samples {
                 let payload = try timers.measure(2) { try robustFrame.withUnsafeBufferPointer { try robust.encode($0) } }
                 if lowDelay == nil { report.sentFrames.append(Array(payload)) }
                 robustFrame.removeAll(keepingCapacity: true)
@@ -114,7 +115,7 @@ public struct MicrophoneChainRun {
             gateOpenPerPeriod[$0..<min(gateOpenPerPeriod.count, $0 + periodsPerDecision)].contains(true)
         }
         report.audioSeconds = Double(frames * frame) / Double(VoiceFormat.sampleRate)
-        report.sentFrameSamples = lowDelay == nil ? configuration.encoder.frameSamples : frame
+        report.sentFrameSamples = lowDelay == nil ? configuration.encoder.frameLength.samples : frame
         report.stageSeconds = timers.totals.filter { $0.stage != "low-delay encoder" || lowDelay != nil }
             .filter { $0.stage != "echo alignment" || cleaner.cancelsEcho }
         report.echoReferenceResyncs = alignment.resyncs

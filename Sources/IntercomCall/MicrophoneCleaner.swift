@@ -30,16 +30,18 @@ final class MicrophoneCleaner {
     /// The canceller's prediction of the last frame's echo: its input less its output.
     private(set) var echoPrediction: [Int16]
 
-    /// Cleaning for frames of `frameSamples`, as `settings` asks; with `echoTailMilliseconds`,
+    /// Cleaning for frames of `frameLength`, as `settings` asks; with `echoTailMilliseconds`,
     /// echo cancellation too.
-    init(frameSamples: Int, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
+    init(frameLength: FrameLength, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
+        let frameSamples = frameLength.samples
         let blockSamples = frameSamples % Self.preferredBlockSamples == 0 ? Self.preferredBlockSamples : frameSamples
         self.blockSamples = blockSamples
+        let blockLength = FrameLength(samples: blockSamples)
         echoCanceller = try echoTailMilliseconds.map { tail throws(SpeexError) in
-            try EchoCanceller(frameSamples: blockSamples, tailMilliseconds: tail)
+            try EchoCanceller(frameLength: blockLength, tailMilliseconds: tail)
         }
         shapesAudio = settings.denoise || settings.automaticGainControl || echoCanceller != nil
-        preprocessor = try Preprocessor(frameSamples: blockSamples, configuration: settings, echoCanceller: echoCanceller)
+        preprocessor = try Preprocessor(frameLength: blockLength, configuration: settings, echoCanceller: echoCanceller)
         detector = VoiceDetector(threshold: settings.vadStartProbability)
         block = [Int16](repeating: 0, count: blockSamples)
         referenceBlock = [Int16](repeating: 0, count: blockSamples)

@@ -33,10 +33,10 @@ final class PlaybackPipeline {
         self.sink = sink
         self.echoReference = echoReference
         self.inbox = inbox
-        period = [Float](repeating: 0, count: configuration.periodSamples)
+        period = [Float](repeating: 0, count: configuration.period.samples)
         // A stream's frame length is learned from its packets; until then, a robust frame's.
         let jitter = JitterBufferConfiguration(
-            frameSamples: configuration.encoder.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
+            frameLength: configuration.encoder.frameLength, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
         let undecodable = self.undecodable
         mixer = StreamMixer(

@@ -39,11 +39,11 @@ public struct ReceiveChainRun {
     /// Plays `frames`, each `frameSamples` long and in capture order.
     public func run(frames: [[UInt8]], frameSamples: Int) -> Report {
         let timers = StageTimers(stages: Stage.allCases.map(\.name))
-        let period = configuration.periodSamples
+        let period = configuration.period.samples
         let periodNanoseconds = MediaTime.nanoseconds(frames: period, rate: VoiceFormat.sampleRate)
         let frameNanoseconds = MediaTime.nanoseconds(frames: frameSamples, rate: VoiceFormat.sampleRate)
         let jitter = JitterBufferConfiguration(
-            frameSamples: configuration.encoder.frameSamples, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
+            frameLength: configuration.encoder.frameLength, maximumDelay: MediaTime.nanoseconds(configuration.maximumJitterDelay)
         )
         let mixer = StreamMixer(jitterBufferConfiguration: jitter) { _ in
             (

@@ -13,9 +13,10 @@ public final class EchoCanceller {
     private var farEnd: FarEndActivity
 
     /// - Parameters:
-    ///   - frameSamples: samples per call (10 or 20 ms are typical).
+    ///   - frameLength: the audio of one call (10 or 20 ms are typical).
     ///   - tailMilliseconds: the longest echo path to model: room reverberation plus device delay.
-    public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) throws(SpeexError) {
+    public init(frameLength: FrameLength, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) throws(SpeexError) {
+        let frameSamples = frameLength.samples(atRate: sampleRate)
         guard frameSamples > 0 else { throw .invalidSetting(name: "frame size", value: Double(frameSamples)) }
         guard (10...2000).contains(tailMilliseconds) else {
             throw .invalidSetting(name: "echo tail (ms)", value: Double(tailMilliseconds))

@@ -47,7 +47,7 @@ public struct OpusEncoderConfiguration: Equatable, Sendable {
     public static let allowedComplexity = 0...10
     public static let allowedLossPercent = 0...100
 
-    public var frameSamples: Int { VoiceFormat.samples(milliseconds: frameMilliseconds) }
+    public var frameLength: FrameLength { .milliseconds(frameMilliseconds) }
 
     /// Throws for any value outside what Opus and intercom accept.
     public func validate() throws(OpusError) {

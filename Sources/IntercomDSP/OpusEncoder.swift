@@ -84,8 +84,8 @@ public final class OpusEncoder {
     }
 
     private func checkFrame(_ count: Int) throws(OpusError) {
-        guard count == configuration.frameSamples else {
-            throw .invalidFrameSize(got: count, expected: configuration.frameSamples)
+        guard count == configuration.frameLength.samples else {
+            throw .invalidFrameSize(got: count, expected: configuration.frameLength.samples)
         }
     }
 

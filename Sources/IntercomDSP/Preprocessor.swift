@@ -40,11 +40,12 @@ public final class Preprocessor {
     private var agcGainHeld = false
 
     public init(
-        frameSamples: Int,
+        frameLength: FrameLength,
         sampleRate: Int = VoiceFormat.sampleRate,
         configuration: PreprocessorConfiguration = .init(),
         echoCanceller: EchoCanceller? = nil
     ) throws(SpeexError) {
+        let frameSamples = frameLength.samples(atRate: sampleRate)
         guard frameSamples > 0 else { throw .invalidSetting(name: "frame size", value: Double(frameSamples)) }
         if let echoCanceller, echoCanceller.frameSamples != frameSamples {
             throw .invalidFrameSize(got: echoCanceller.frameSamples, expected: frameSamples)

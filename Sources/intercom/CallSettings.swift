@@ -252,14 +252,14 @@ struct CallSettings {
             configuration.mode = .open
             configuration.port = network.givenPort ?? 0
         }
-        let (frame, period, bufferMilliseconds) = (configuration.periodSamples, configuration.devicePeriodSamples, audio.audioBufferMilliseconds)
+        let (frame, period, bufferMilliseconds) = (configuration.period, configuration.devicePeriod, audio.audioBufferMilliseconds)
         let source: AudioSource = try audio.inputFile.map { path in
             // A file that is not there (or may not be read) is missing input; one that is, but is no WAV, bad input.
-            try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameSamples: frame, start: start) }
-        } ?? ALSACaptureSource(device: audio.capture, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
-        let sink: AudioSink = try start.map { _ in NullSink(frameSamples: frame) } ?? audio.outputFile.map { path in
-            try failing(as: .cannotCreate) { try WAVFileSink(path: path, frameSamples: frame) }
-        } ?? ALSAPlaybackSink(device: audio.playback, frameSamples: frame, periodSamples: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
+            try failing(as: access(path, R_OK) == 0 ? .badInput : .noInput) { try WAVFileSource(path: path, frameLength: frame, start: start) }
+        } ?? ALSACaptureSource(device: audio.capture, frameLength: frame, period: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
+        let sink: AudioSink = try start.map { _ in NullSink(frameLength: frame) } ?? audio.outputFile.map { path in
+            try failing(as: .cannotCreate) { try WAVFileSink(path: path, frameLength: frame) }
+        } ?? ALSAPlaybackSink(device: audio.playback, frameLength: frame, period: period, bufferMilliseconds: bufferMilliseconds, logger: logger)
 
         return try failing(as: .unavailable) { try Call(configuration: configuration, source: source, sink: sink, logger: logger) }
     }

@@ -37,7 +37,7 @@ struct SessionDescriptionCommand: ParsableCommand {
         try audio.apply(to: &call)
         let encoder = call.encoder
         // Frames as short as the device period: 5 ms where the codec adapts, else the encoder's.
-        let frameMilliseconds = Double(MediaTime.milliseconds(frames: call.periodSamples, rate: VoiceFormat.sampleRate))
+        let frameMilliseconds = Double(MediaTime.milliseconds(frames: call.period.samples, rate: VoiceFormat.sampleRate))
         var generator = SystemRandomNumberGenerator()
         let description = SessionDescription(
             address: listener.host, port: listener.port, payloadType: 96,

@@ -21,15 +21,15 @@ import TestSupport
         // A live microphone with the default settings (echo cancelling on): the codec adapts.
         var configuration = CallConfiguration()
         configuration.liveInput = true
-        #expect(configuration.adaptsCodec && configuration.periodSamples == 240)
+        #expect(configuration.adaptsCodec && configuration.period.samples == 240)
         let speech = try SpeechFixture.wavFile(SpeechFixture.paragraph)
         let outbox = RecyclingRing<[UInt8]>(capacity: 2_048) { [] }
         let counters = CaptureStatistics()
         let linkFeedback = LinkFeedbackChannel()
         var generator = SystemRandomNumberGenerator()
         let capture = try CapturePipeline(
-            source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples), configuration: configuration,
-            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameSamples: configuration.periodSamples),
+            source: try WAVFileSource(path: speech.path, frameLength: configuration.period), configuration: configuration,
+            stream: OutgoingStream(using: &generator), echoReference: EchoReference(frameLength: configuration.period),
             localTones: SPSCRing(capacity: 4), pageFeed: PageFeed(), outbox: outbox, counters: counters,
             linkFeedback: linkFeedback, wakeNetwork: {}
         )
@@ -101,7 +101,7 @@ import TestSupport
             configuration.adaptiveCodec = false
             configuration.encoder.frameMilliseconds = frameMilliseconds
         }
-        #expect(configuration.devicePeriodSamples == 240)
-        #expect(configuration.periodSamples == frameMilliseconds.map { $0 * 48 } ?? 240)
+        #expect(configuration.devicePeriod == .milliseconds(5))
+        #expect(configuration.period.samples == frameMilliseconds.map { $0 * 48 } ?? 240)
     }
 }

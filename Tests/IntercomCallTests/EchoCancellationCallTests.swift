@@ -31,8 +31,8 @@ extension EndToEndTests {
             farConfiguration.port = 0
             farConfiguration.staticPeers = [.loopbackIPv4(port: inRoom.localPort)]
             let far = try Call(
-                configuration: farConfiguration, source: try WAVFileSource(path: speech.path, frameSamples: farConfiguration.periodSamples),
-                sink: try WAVFileSink(path: output, frameSamples: farConfiguration.periodSamples), logger: logger
+                configuration: farConfiguration, source: try WAVFileSource(path: speech.path, frameLength: farConfiguration.period),
+                sink: try WAVFileSink(path: output, frameLength: farConfiguration.period), logger: logger
             )
             try inRoom.start()
             try far.start()

@@ -24,10 +24,10 @@ extension EndToEndTests {
                 configuration.port = 0
                 configuration.name = name
                 configuration.security = CallSecurity(identity: device.identity, trustedDevices: device.trusted)
-                let frame = configuration.periodSamples
+                let frame = configuration.period
                 return try Call(
-                    configuration: configuration, source: try WAVFileSource(path: input, frameSamples: frame),
-                    sink: try WAVFileSink(path: temporaryPath("forged-mdns-\(name).wav"), frameSamples: frame), logger: Logger(label: "test"))
+                    configuration: configuration, source: try WAVFileSource(path: input, frameLength: frame),
+                    sink: try WAVFileSink(path: temporaryPath("forged-mdns-\(name).wav"), frameLength: frame), logger: Logger(label: "test"))
             }
             let (callA, callB) = (try call(a, "a"), try call(b, "b"))
             try callA.start()

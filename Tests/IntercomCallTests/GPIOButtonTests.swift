@@ -17,8 +17,8 @@ extension EndToEndTests {
             configuration.mode = mode
             configuration.staticPeers = peers
             return try Call(
-                configuration: configuration, source: try WAVFileSource(path: speech.path, frameSamples: configuration.periodSamples),
-                sink: NullSink(frameSamples: configuration.periodSamples), logger: logger
+                configuration: configuration, source: try WAVFileSource(path: speech.path, frameLength: configuration.period),
+                sink: NullSink(frameLength: configuration.period), logger: logger
             )
         }
 

@@ -98,8 +98,8 @@ import TestSupport
         let chain = MicrophoneChainRun(configuration: configuration)
         let sent = try chain.run(microphone: speech, farEnd: [])
         let live = chain.configuration
-        #expect(live.adaptsCodec && sent.sentFrameSamples == live.periodSamples, "a live microphone's codec adapts: low-delay frames on a clean link")
-        #expect(sent.sentFrames.count == speech.count / live.periodSamples)
+        #expect(live.adaptsCodec && sent.sentFrameSamples == live.period.samples, "a live microphone's codec adapts: low-delay frames on a clean link")
+        #expect(sent.sentFrames.count == speech.count / live.period.samples)
         let played = ReceiveChainRun(configuration: live).run(frames: sent.sentFrames, frameSamples: sent.sentFrameSamples)
         let cleaned = sent.cleaned.map(float(fromInt16:))
         let match = SignalAlignment.bestLag(of: cleaned, in: played.played, lags: 0...4_800)

@@ -1,4 +1,5 @@
 import Foundation
+import IntercomCore
 import IntercomDSP
 @testable import IntercomCall
 import Testing
@@ -7,7 +8,7 @@ import Testing
 @Suite struct MicrophoneCleanerTests {
     @Test(arguments: [480, 960])
     func aSoundComesOutOfTheCleanerOneBlockLater(frameSamples: Int) throws {
-        let cleaner = try MicrophoneCleaner(frameSamples: frameSamples, settings: PreprocessorConfiguration(), echoTailMilliseconds: 150)
+        let cleaner = try MicrophoneCleaner(frameLength: FrameLength(samples: frameSamples), settings: PreprocessorConfiguration(), echoTailMilliseconds: 150)
         // A tone that starts in the middle of a frame, after a second of silence.
         let onset = 48_000 + frameSamples / 2 + 17
         let silence = [Int16](repeating: 0, count: frameSamples)

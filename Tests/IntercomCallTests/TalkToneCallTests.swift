@@ -25,8 +25,8 @@ extension EndToEndTests {
             var listening = CallConfiguration()
             listening.port = 0
             let listener = try Call(
-                configuration: listening, source: SilentSource(frameSamples: listening.periodSamples),
-                sink: try WAVFileSink(path: output, frameSamples: listening.periodSamples), logger: logger
+                configuration: listening, source: SilentSource(frameLength: listening.period),
+                sink: try WAVFileSink(path: output, frameLength: listening.period), logger: logger
             )
             var talking = CallConfiguration()
             talking.port = 0
@@ -34,8 +34,8 @@ extension EndToEndTests {
             talking.talkTones = true
             talking.staticPeers = [.loopbackIPv4(port: listener.localPort)]
             let talker = try Call(
-                configuration: talking, source: try WAVFileSource(path: silence, frameSamples: talking.periodSamples),
-                sink: NullSink(frameSamples: talking.periodSamples), logger: logger
+                configuration: talking, source: try WAVFileSource(path: silence, frameLength: talking.period),
+                sink: NullSink(frameLength: talking.period), logger: logger
             )
             try listener.start()
             try talker.start()

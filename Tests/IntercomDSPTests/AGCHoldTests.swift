@@ -11,10 +11,10 @@ import TestSupport
     static func gainApplied(reference: [Float]) throws -> Double {
         let frame = 480
         let quiet = try SpeechFixture.speech(SpeechFixture.paragraph, voice: .female).prefix(5 * 48_000).map { $0 * 0.05 }
-        let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: 100)
+        let canceller = try EchoCanceller(frameLength: FrameLength(samples: frame), tailMilliseconds: 100)
         var configuration = PreprocessorConfiguration()
         configuration.denoise = false
-        let preprocessor = try Preprocessor(frameSamples: frame, configuration: configuration, echoCanceller: canceller)
+        let preprocessor = try Preprocessor(frameLength: FrameLength(samples: frame), configuration: configuration, echoCanceller: canceller)
         var output: [Float] = []
         for start in stride(from: 0, to: quiet.count - frame + 1, by: frame) {
             let played = (start..<(start + frame)).map { int16(fromFloat: reference[$0 % reference.count]) }

@@ -1,3 +1,4 @@
+import IntercomCore
 import IntercomDSP
 import Testing
 import TestSupport
@@ -70,16 +71,17 @@ import TestSupport
     }
 
     @Test func speexComponentsRejectBadSettings() throws {
-        #expect(throws: SpeexError.self) { try EchoCanceller(frameSamples: 0, tailMilliseconds: 100) }
-        #expect(throws: SpeexError.self) { try EchoCanceller(frameSamples: 480, tailMilliseconds: 0) }
+        // A frame shorter than one sample at the canceller's rate (a frame of no samples cannot be made).
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameLength: FrameLength(samples: 1), tailMilliseconds: 100, sampleRate: 8_000) }
+        #expect(throws: SpeexError.self) { try EchoCanceller(frameLength: .milliseconds(10), tailMilliseconds: 0) }
         #expect(throws: SpeexError.self) { try Resampler(inputRate: 0, outputRate: 48_000) }
         #expect(throws: SpeexError.self) { try Resampler(inputRate: 44_100, outputRate: 48_000, quality: 11) }
-        let canceller = try EchoCanceller(frameSamples: 480, tailMilliseconds: 100)
+        let canceller = try EchoCanceller(frameLength: .milliseconds(10), tailMilliseconds: 100)
         #expect(throws: SpeexError.invalidFrameSize(got: 10, expected: 480)) {
             try canceller.cancel(capture: [Int16](repeating: 0, count: 10), reference: [Int16](repeating: 0, count: 480))
         }
-        #expect(throws: SpeexError.self) { try Preprocessor(frameSamples: 960, echoCanceller: canceller) }
-        let preprocessor = try Preprocessor(frameSamples: 480)
+        #expect(throws: SpeexError.self) { try Preprocessor(frameLength: .milliseconds(20), echoCanceller: canceller) }
+        let preprocessor = try Preprocessor(frameLength: .milliseconds(10))
         var short = [Int16](repeating: 0, count: 100)
         #expect(throws: SpeexError.self) { try preprocessor.process(&short) }
         var configuration = PreprocessorConfiguration()

@@ -21,7 +21,7 @@ import TestSupport
         var configuration = PreprocessorConfiguration()
         configuration.automaticGainControl = false
         configuration.voiceActivityDetection = false
-        let preprocessor = try Preprocessor(frameSamples: frame, configuration: configuration)
+        let preprocessor = try Preprocessor(frameLength: FrameLength(samples: frame), configuration: configuration)
         var output: [Float] = []
         for start in stride(from: 0, to: noisy.count - frame + 1, by: frame) {
             var samples = noisy[start..<(start + frame)].map { int16(fromFloat: $0) }

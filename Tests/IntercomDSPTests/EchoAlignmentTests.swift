@@ -21,7 +21,7 @@ import TestSupport
     ) throws -> (alignment: EchoAlignment, references: [[Int16]], microphones: [[Int16]]) {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
         var noise = SeededNoise(seed: 11)
-        var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: 150)
+        var alignment = EchoAlignment(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
         var references: [[Int16]] = []
         var microphones: [[Int16]] = []
         var reference: [Int16] = []
@@ -118,8 +118,8 @@ import TestSupport
     /// reduction in each quarter second, when each correction came and the moves recorded.
     static func cancelledCall(shift: Int, near: [Float]? = nil) throws -> (reduction: [Double], corrections: [Double], moves: [EchoMove]) {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
-        let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: 150)
-        var alignment = EchoAlignment(frameSamples: frame, tailMilliseconds: 150)
+        let canceller = try EchoCanceller(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
+        var alignment = EchoAlignment(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
         var noise = SeededNoise(seed: 11)
         let path: [(delay: Int, gain: Float)] = [(0, 0.5), (37, 0.2), (91, -0.15), (180, 0.1), (400, 0.05)]
         let moveAt = 7 * 48_000

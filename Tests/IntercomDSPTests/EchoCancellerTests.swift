@@ -19,11 +19,11 @@ import TestSupport
 
     /// Runs canceller and preprocessor over whole signals, frame by frame.
     static func cancel(near: [Float], far: [Float], tailMilliseconds: Int = 200) throws -> [Float] {
-        let canceller = try EchoCanceller(frameSamples: frame, tailMilliseconds: tailMilliseconds)
+        let canceller = try EchoCanceller(frameLength: FrameLength(samples: frame), tailMilliseconds: tailMilliseconds)
         var configuration = PreprocessorConfiguration()
         configuration.automaticGainControl = false
         configuration.denoise = true
-        let preprocessor = try Preprocessor(frameSamples: frame, configuration: configuration, echoCanceller: canceller)
+        let preprocessor = try Preprocessor(frameLength: FrameLength(samples: frame), configuration: configuration, echoCanceller: canceller)
         var output: [Float] = []
         for start in stride(from: 0, to: near.count - frame + 1, by: frame) {
             let capture = near[start..<(start + frame)].map { int16(fromFloat: $0) }

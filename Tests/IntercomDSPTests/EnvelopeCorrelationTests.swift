@@ -10,7 +10,7 @@ import TestSupport
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
         let other = try SpeechFixture.speech(SpeechFixture.paragraph, voice: .female)
         // Speex's DC removal, as the echo canceller applies it: a high-pass that turns phases.
-        let canceller = try EchoCanceller(frameSamples: 480, tailMilliseconds: 100)
+        let canceller = try EchoCanceller(frameLength: .milliseconds(10), tailMilliseconds: 100)
         var filtered: [Float] = []
         for start in stride(from: 0, to: speech.count - 480, by: 480) {
             let frame = speech[start..<(start + 480)].map(int16(fromFloat:))

@@ -6,7 +6,7 @@ import TestSupport
 @Suite struct OpusCodecTests {
     /// Encodes `speech` frame by frame; the last partial frame is dropped.
     static func encodeAll(_ speech: [Float], with encoder: OpusEncoder) throws -> [[UInt8]] {
-        let frame = encoder.configuration.frameSamples
+        let frame = encoder.configuration.frameLength.samples
         return try stride(from: 0, to: speech.count - frame + 1, by: frame).map { start in
             try encoder.encode(Array(speech[start..<(start + frame)]))
         }
@@ -23,7 +23,7 @@ import TestSupport
         let packets = try Self.encodeAll(speech, with: encoder)
         let decoded = try packets.flatMap { try decoder.decode($0) }
 
-        #expect(decoded.count == packets.count * configuration.frameSamples)
+        #expect(decoded.count == packets.count * configuration.frameLength.samples)
         let alignment = SignalMeasures.bestAlignment(of: speech, in: decoded, lags: 0...2000)
         // The codec's delay is its lookahead.
         #expect(abs(alignment.lag - encoder.lookaheadSamples) <= 4)
@@ -37,7 +37,7 @@ import TestSupport
         let speech = try SpeechFixture.speech(SpeechFixture.sentence)
         let settings = OpusEncoderConfiguration().lowDelay
         let encoder = try OpusEncoder(configuration: settings)
-        #expect(settings.frameSamples == 240)
+        #expect(settings.frameLength.samples == 240)
         #expect(encoder.lookaheadSamples == 120)
         #expect(try OpusEncoder(configuration: OpusEncoderConfiguration()).lookaheadSamples == 312)
         let decoder = try OpusDecoder()
@@ -72,7 +72,7 @@ import TestSupport
             let packets = try Self.encodeAll(Array(speech.prefix(48_000)), with: try OpusEncoder(configuration: configuration))
             for packet in packets {
                 #expect(OpusTableOfContents.samples(of: packet) == (try OpusDecoder.sampleCount(of: packet)))
-                #expect(OpusTableOfContents.samples(of: packet) == configuration.frameSamples)
+                #expect(OpusTableOfContents.samples(of: packet) == configuration.frameLength.samples)
             }
         }
     }
@@ -83,8 +83,8 @@ import TestSupport
         let decoder = try OpusDecoder()
         let packets = try Self.encodeAll(Array(speech.prefix(48_000)), with: encoder)
         for packet in packets.prefix(20) { _ = try decoder.decode(packet) }
-        let concealed = try decoder.conceal(samples: encoder.configuration.frameSamples)
-        #expect(concealed.count == encoder.configuration.frameSamples)
+        let concealed = try decoder.conceal(samples: encoder.configuration.frameLength.samples)
+        #expect(concealed.count == encoder.configuration.frameLength.samples)
         // Concealment continues the signal rather than cutting to silence.
         #expect(SignalMeasures.rms(concealed) > 0)
     }
@@ -124,7 +124,7 @@ import TestSupport
         let packets = try Self.encodeAll(speech, with: encoder)
         // Every seventh frame lost, never two in a row, so the next packet is always there.
         let lost = Set(stride(from: 10, to: packets.count - 1, by: 7))
-        let frame = configuration.frameSamples
+        let frame = configuration.frameLength.samples
 
         let withFEC = try Self.lossError(recoverWithFEC: true, packets: packets, lost: lost, frame: frame)
         let withPLC = try Self.lossError(recoverWithFEC: false, packets: packets, lost: lost, frame: frame)
@@ -135,7 +135,7 @@ import TestSupport
         var configuration = OpusEncoderConfiguration()
         configuration.discontinuousTransmission = true
         let encoder = try OpusEncoder(configuration: configuration)
-        let silence = [Float](repeating: 0, count: configuration.frameSamples)
+        let silence = [Float](repeating: 0, count: configuration.frameLength.samples)
         let sizes = try (0..<100).map { _ in try encoder.encode(silence).count }
         #expect(sizes.suffix(50).allSatisfy { $0 <= 2 } || sizes.suffix(50).filter { $0 <= 2 }.count > 40)
     }

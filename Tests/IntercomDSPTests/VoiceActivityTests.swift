@@ -11,7 +11,7 @@ import TestSupport
         var noise = SeededNoise(seed: 7)
         let quiet = noise.samples(48_000, amplitude: 0.002)
         let speech = try SpeechFixture.speech()
-        let preprocessor = try Preprocessor(frameSamples: frame)
+        let preprocessor = try Preprocessor(frameLength: FrameLength(samples: frame))
         var decisions: [Bool] = []
         let signal = quiet + speech
         for start in stride(from: 0, to: signal.count - frame, by: frame) {

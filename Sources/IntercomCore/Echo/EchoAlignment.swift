@@ -42,8 +42,9 @@ public struct EchoAlignment: Sendable {
     /// The capture time of the microphone frame of the last `reference(for:)`.
     private var captureTime: UInt64 = 0
 
-    /// Alignment for frames of `frameSamples` and a canceller that models `tailMilliseconds`.
-    public init(frameSamples: Int, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) {
+    /// Alignment for frames of `frameLength` and a canceller that models `tailMilliseconds`.
+    public init(frameLength: FrameLength, tailMilliseconds: Int, sampleRate: Int = VoiceFormat.sampleRate) {
+        let frameSamples = frameLength.samples(atRate: sampleRate)
         timeline = EchoReferenceTimeline(frameSamples: frameSamples, sampleRate: sampleRate)
         estimator = EchoDelayEstimator(sampleRate: sampleRate, frameSamples: frameSamples)
         moveTracker = EchoMoveTracker(frameSamples: frameSamples, sampleRate: sampleRate)

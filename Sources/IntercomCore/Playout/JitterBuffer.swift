@@ -62,7 +62,7 @@ public struct JitterBuffer: Sendable {
             calmTimeConstant: configuration.calmDelayTimeConstant,
             largestUsefulDelay: configuration.maximumDelay
         )
-        frameDuration = FrameDurationEstimator(initialSamples: configuration.frameSamples)
+        frameDuration = FrameDurationEstimator(initialSamples: configuration.frameLength.samples)
         pullWait = DelayHistogram(bucketWidth: Self.pullWaitResolution, range: Self.longestPullWait, fraction: configuration.delayQuantile)
         rateController = PlayoutRateController(configuration: configuration.rateControl)
         packets.reserveCapacity(configuration.capacity)

@@ -1,7 +1,7 @@
 /// Tuning of a `JitterBuffer`. All durations are in nanoseconds.
 public struct JitterBufferConfiguration: Sendable, Equatable {
-    /// Frame duration in 48 kHz samples assumed until the stream's own is learned (480 = 10 ms).
-    public var frameSamples: Int
+    /// The frame length assumed until the stream's own is learned.
+    public var frameLength: FrameLength
     /// Lowest target delay.
     public var minimumDelay: UInt64
     /// Highest target delay; frames that would play later than this are dropped.
@@ -32,7 +32,7 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
 
     /// Creates a configuration; see the properties for the meaning of each value.
     public init(
-        frameSamples: Int = VoiceFormat.samples(milliseconds: 10),
+        frameLength: FrameLength = .milliseconds(10),
         minimumDelay: UInt64 = 0,
         maximumDelay: UInt64 = MediaTime.nanoseconds(.milliseconds(200)),
         marginFrames: Int = 1,
@@ -45,7 +45,7 @@ public struct JitterBufferConfiguration: Sendable, Equatable {
         capacity: Int = 256,
         rateControl: PlayoutRateController.Configuration = PlayoutRateController.Configuration()
     ) {
-        self.frameSamples = frameSamples
+        self.frameLength = frameLength
         self.minimumDelay = minimumDelay
         self.maximumDelay = maximumDelay
         self.marginFrames = marginFrames

@@ -17,13 +17,13 @@ public final class ALSACaptureSource: AudioSource {
     private var isClosed = false
     public private(set) var firstSampleTime: WallClockTime?
 
-    /// Opens `device` for frames of `frameSamples`, with a period of about `periodSamples`
+    /// Opens `device` for frames of `frameLength`, with a period of about `period`
     /// (one frame if nil) and a buffer of about `bufferMilliseconds`. A device that cannot be
     /// opened is logged once and retried.
-    public init(device: String, frameSamples: Int, periodSamples: Int? = nil, bufferMilliseconds: Int, logger: Logger) {
+    public init(device: String, frameLength: FrameLength, period: FrameLength? = nil, bufferMilliseconds: Int, logger: Logger) {
         self.device = device
         connection = ALSAReconnector(
-            device: device, direction: .capture, frameSamples: frameSamples, periodSamples: periodSamples ?? frameSamples,
+            device: device, direction: .capture, frameSamples: frameLength.samples, periodSamples: (period ?? frameLength).samples,
             bufferMilliseconds: bufferMilliseconds, counters: counters, logger: logger)
     }
 

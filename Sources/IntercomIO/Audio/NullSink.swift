@@ -11,8 +11,8 @@ public final class NullSink: AudioSink {
     /// The next frame plays at its slot on the file's timeline, however late it is written.
     public var nextFramePlayTime: MonotonicInstant? { pacer.dueTime(offset: 0) }
 
-    public init(frameSamples: Int) {
-        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+    public init(frameLength: FrameLength) {
+        pacer = FramePacer(frameSamples: frameLength.samples, sampleRate: VoiceFormat.sampleRate)
     }
 
     public func write(_ frame: [Float]) throws(AudioEndpointError) {

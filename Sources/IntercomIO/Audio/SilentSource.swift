@@ -11,8 +11,8 @@ public final class SilentSource: AudioSource {
     /// The frame just read began one frame period before it was handed over.
     public var lastFrameCaptureTime: MonotonicInstant? { pacer.dueTime(offset: -1) }
 
-    public init(frameSamples: Int) {
-        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+    public init(frameLength: FrameLength) {
+        pacer = FramePacer(frameSamples: frameLength.samples, sampleRate: VoiceFormat.sampleRate)
     }
 
     public func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {

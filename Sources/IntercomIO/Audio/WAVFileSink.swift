@@ -23,7 +23,7 @@ public final class WAVFileSink: AudioSink {
     /// The next frame plays at its slot on the file's timeline, however late it is written.
     public var nextFramePlayTime: MonotonicInstant? { pacer.dueTime(offset: 0) }
 
-    public init(path: String, frameSamples: Int) throws(AudioEndpointError) {
+    public init(path: String, frameLength: FrameLength) throws(AudioEndpointError) {
         self.path = path
         do {
             file = try FileDescriptor.open(
@@ -36,8 +36,8 @@ public final class WAVFileSink: AudioSink {
         } catch {
             throw AudioEndpointError(endpoint: path, reason: "cannot write: \(error)")
         }
-        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
-        framesPerHeaderUpdate = max(1, VoiceFormat.sampleRate / frameSamples)
+        pacer = FramePacer(frameSamples: frameLength.samples, sampleRate: VoiceFormat.sampleRate)
+        framesPerHeaderUpdate = max(1, VoiceFormat.sampleRate / frameLength.samples)
     }
 
     deinit { close() }

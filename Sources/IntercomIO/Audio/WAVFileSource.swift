@@ -21,10 +21,10 @@ public final class WAVFileSource: AudioSource {
     /// waits for its devices' sessions: said before them, its first words would be lost).
     private let start: SharedFlag?
 
-    public init(path: String, frameSamples: Int, start: SharedFlag? = nil) throws(AudioEndpointError) {
+    public init(path: String, frameLength: FrameLength, start: SharedFlag? = nil) throws(AudioEndpointError) {
         self.path = path
         samples = try WAVRecording.read(path: path)
-        pacer = FramePacer(frameSamples: frameSamples, sampleRate: VoiceFormat.sampleRate)
+        pacer = FramePacer(frameSamples: frameLength.samples, sampleRate: VoiceFormat.sampleRate)
         self.start = start
     }
 

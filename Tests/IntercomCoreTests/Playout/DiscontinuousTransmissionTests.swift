@@ -8,7 +8,7 @@ struct DiscontinuousTransmissionTests {
         let sender = FakeSender(frameSamples: 960, talkPattern: (talk: talk, silence: 25))
         let packets = sender.packets(slots: 3_000)
         let network = NetworkRun(packets: packets, conditions: NetworkConditions(jitter: 4 * millisecond), clock: ReceiverClock(), seed: 5)
-        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: 960))
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameLength: .milliseconds(20)))
         var spurtStartErrors: [Int64] = []
         decoder.onRender = { frame in
             // Each talk spurt after the first must start exactly on the target: the silence before it absorbs any error.

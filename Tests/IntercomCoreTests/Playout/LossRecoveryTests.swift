@@ -22,7 +22,7 @@ struct LossRecoveryTests {
         let sender = FakeSender(frameSamples: row.frameSamples)
         let packets = sender.packets(slots: Int(60 * second / sender.frameDuration))
         let network = NetworkRun(packets: packets, conditions: NetworkConditions(loss: row.loss), clock: ReceiverClock(), seed: row.seed)
-        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: row.frameSamples))
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameLength: FrameLength(samples: row.frameSamples)))
         let statistics = playOutAndCheck(stream, decoder: decoder, sent: packets.count, network: network)
         #expect(statistics.late == 0)
         #expect(statistics.lost == network.lostIndices.count)

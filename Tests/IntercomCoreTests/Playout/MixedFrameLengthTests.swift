@@ -7,7 +7,7 @@ import Testing
 @Suite struct MixedFrameLengthTests {
     @Test func packetsPlayForTheirOwnLengthAndALostLongFrameIsRebuiltWhole() {
         let millisecond: UInt64 = 1_000_000
-        var buffer = JitterBuffer(configuration: JitterBufferConfiguration(frameSamples: 480))
+        var buffer = JitterBuffer(configuration: JitterBufferConfiguration(frameLength: .milliseconds(10)))
         // 5 ms frames, then 10 ms ones, then 5 ms again; the eleventh 10 ms frame is lost.
         let lengths = Array(repeating: 240, count: 60) + Array(repeating: 480, count: 30) + Array(repeating: 240, count: 60)
         let lost = 70

@@ -18,7 +18,7 @@ struct ReceiveStreamNetworkTests {
         let sender = FakeSender(frameSamples: row.frameSamples, firstSequenceNumber: row.firstSequenceNumber, firstTimestamp: row.firstTimestamp)
         let packets = sender.packets(slots: Int(60 * second / sender.frameDuration))
         let network = NetworkRun(packets: packets, conditions: row.conditions, clock: ReceiverClock(), seed: row.seed)
-        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: row.frameSamples))
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameLength: FrameLength(samples: row.frameSamples)))
         let simulation = PlayoutSimulation()
         let pulls = simulation.pulls(toDrain: network.deliveries)
         let produced = simulation.run(stream, deliveries: network.deliveries, pulls: pulls)

@@ -6,7 +6,7 @@ import Testing
     /// playback resumes within a few frames instead of counting every packet as late.
     @Test(arguments: [(UInt16(40_000), UInt16(1_000)), (UInt16(1_000), UInt16(40_000))])
     func playbackResumesAfterTheSenderRestartsItsNumbering(numbering: (UInt16, UInt16)) {
-        var buffer = JitterBuffer(configuration: JitterBufferConfiguration(frameSamples: 480))
+        var buffer = JitterBuffer(configuration: JitterBufferConfiguration(frameLength: .milliseconds(10)))
         let period: UInt64 = 10_000_000
         var decodedAfterRestart: [UInt8] = []
         for slot in 0..<400 {

@@ -24,7 +24,7 @@ struct SteadyPlayoutTests {
         let packets = sender.packets(slots: Int(30 * second / sender.frameDuration))
         let network = NetworkRun(packets: packets, conditions: conditions, clock: ReceiverClock(), seed: seed)
         let deliveries = network.deliveries.filter { $0.packet.index >= probation }
-        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: frameSamples))
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameLength: FrameLength(samples: frameSamples)))
         var ratios: [Double] = []
         var targets: [UInt64] = []
         let simulation = PlayoutSimulation(pullSamples: pullSamples ?? frameSamples)

@@ -30,7 +30,7 @@ struct WraparoundTests {
         let sender = FakeSender(frameSamples: 960)
         let packets = sender.packets(slots: 500)
         let network = NetworkRun(packets: packets, conditions: NetworkConditions(), clock: ReceiverClock(), seed: 1)
-        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameSamples: 480))
+        let (stream, decoder) = makeRecordingStream(JitterBufferConfiguration(frameLength: .milliseconds(10)))
         let simulation = PlayoutSimulation()
         simulation.run(stream, deliveries: network.deliveries, pulls: simulation.pulls(toDrain: network.deliveries))
 

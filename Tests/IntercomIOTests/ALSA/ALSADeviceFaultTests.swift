@@ -15,7 +15,7 @@ import TestSupport
         // 1.2 s: long enough for the first attempt to reopen it (after half a second), which must stay quiet.
         let (report, allReadsSaidMore) = try await onAudioThread {
             let createdAt = SystemClock.realtimeNanoseconds()
-            let source = ALSACaptureSource(device: Self.missingDevice, frameSamples: 480, bufferMilliseconds: 40, logger: logger)
+            let source = ALSACaptureSource(device: Self.missingDevice, frameLength: .milliseconds(10), bufferMilliseconds: 40, logger: logger)
             var report = EndpointReport(createdAt: createdAt, negotiated: source.negotiated, counters: source.counters)
             var frame = [Int16](repeating: 1, count: 480)
             var allReadsSaidMore = true
@@ -69,14 +69,14 @@ import TestSupport
         let run = AudioRun()
 
         async let played: Void = onAudioThread {
-            let sink = ALSAPlaybackSink(device: device, frameSamples: 480, bufferMilliseconds: 40, logger: logger)
+            let sink = ALSAPlaybackSink(device: device, frameLength: .milliseconds(10), bufferMilliseconds: 40, logger: logger)
             run.playbackCounters.put(sink.counters)
             let frame = tone(hertz: 440, seconds: 0.01)
             while !run.isStopped { try sink.write(frame) }
             sink.close()
         }
         async let levels = onAudioThread {
-            let source = ALSACaptureSource(device: device, frameSamples: 480, bufferMilliseconds: 40, logger: logger)
+            let source = ALSACaptureSource(device: device, frameLength: .milliseconds(10), bufferMilliseconds: 40, logger: logger)
             run.captureCounters.put(source.counters)
             var frame = [Int16](repeating: 0, count: 480)
             var levels: [TimedLevel] = []

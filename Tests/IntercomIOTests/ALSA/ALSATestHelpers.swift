@@ -96,7 +96,7 @@ func captureAudio(
 ) throws -> EndpointReport {
     let createdAt = SystemClock.realtimeNanoseconds()
     let source = ALSACaptureSource(
-        device: device, frameSamples: 480, periodSamples: periodSamples, bufferMilliseconds: 40, logger: logger)
+        device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
     defer { source.close() }
     var report = EndpointReport(createdAt: createdAt, negotiated: source.negotiated, counters: source.counters)
     var frame = [Int16](repeating: 0, count: 480)
@@ -117,7 +117,7 @@ func playAudio(
 ) throws -> EndpointReport {
     let createdAt = SystemClock.realtimeNanoseconds()
     let sink = ALSAPlaybackSink(
-        device: device, frameSamples: 480, periodSamples: periodSamples, bufferMilliseconds: 40, logger: logger)
+        device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
     defer { sink.close() }
     var report = EndpointReport(createdAt: createdAt, negotiated: sink.negotiated, counters: sink.counters)
     for start in stride(from: 0, to: samples.count, by: 480) {

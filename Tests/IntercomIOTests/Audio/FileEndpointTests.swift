@@ -7,7 +7,7 @@ import TestSupport
 @Suite struct FileEndpointTests {
     @Test func outputsAreTheOwnersAloneAndNeverWrittenThroughALink() throws {
         let output = temporaryPath("private.wav")
-        let sink = try WAVFileSink(path: output, frameSamples: 480)
+        let sink = try WAVFileSink(path: output, frameLength: .milliseconds(10))
         sink.close()
         var status = stat()
         lstat(output, &status)
@@ -18,7 +18,7 @@ import TestSupport
         try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
         let link = temporaryPath("link.wav")
         symlink(victim, link)
-        #expect(throws: AudioEndpointError.self) { try WAVFileSink(path: link, frameSamples: 480) }
+        #expect(throws: AudioEndpointError.self) { try WAVFileSink(path: link, frameLength: .milliseconds(10)) }
         let statsLink = temporaryPath("stats-link.json")
         symlink(victim, statsLink)
         #expect(throws: PrivateFileError.self) { try PrivateFile.writeOutput(statsLink, Array("{}".utf8)) }
@@ -41,7 +41,7 @@ import TestSupport
         let path = temporaryPath("stereo44.wav")
         try Data(WAVCodec.encode(.init(sampleRate: 44_100, channels: 2, samples: samples))).write(to: URL(fileURLWithPath: path))
 
-        let source = try WAVFileSource(path: path, frameSamples: 480)
+        let source = try WAVFileSource(path: path, frameLength: .milliseconds(10))
         #expect(abs(source.sampleCount - 48_000) < 100)
         var frame = [Int16](repeating: 0, count: 480)
         let started = ContinuousClock.now
@@ -61,7 +61,7 @@ import TestSupport
         let path = temporaryPath("short.wav")
         let audio = WAVCodec.Audio(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.25, count: 700))
         try Data(WAVCodec.encode(audio)).write(to: URL(fileURLWithPath: path))
-        let source = try WAVFileSource(path: path, frameSamples: 480)
+        let source = try WAVFileSource(path: path, frameLength: .milliseconds(10))
         var frame = [Int16](repeating: 0, count: 480)
         #expect(try source.read(into: &frame))
         #expect(try source.read(into: &frame))
@@ -72,11 +72,11 @@ import TestSupport
 
     @Test func unreadableOrInvalidFilesNameTheFile() throws {
         let missing = temporaryPath("missing.wav")
-        #expect(throws: AudioEndpointError.self) { try WAVFileSource(path: missing, frameSamples: 480) }
+        #expect(throws: AudioEndpointError.self) { try WAVFileSource(path: missing, frameLength: .milliseconds(10)) }
         let junk = temporaryPath("junk.wav")
         try Data("not a wav".utf8).write(to: URL(fileURLWithPath: junk))
         do {
-            _ = try WAVFileSource(path: junk, frameSamples: 480)
+            _ = try WAVFileSource(path: junk, frameLength: .milliseconds(10))
             Issue.record("a junk file opened")
         } catch {
             #expect(error.description.contains(junk))
@@ -85,7 +85,7 @@ import TestSupport
 
     @Test func sinkWritesAPlayableFileAsItGoes() throws {
         let path = temporaryPath("out.wav")
-        let sink = try WAVFileSink(path: path, frameSamples: 480)
+        let sink = try WAVFileSink(path: path, frameLength: .milliseconds(10))
         let frame = [Float](repeating: 0.5, count: 480)
         for _ in 0..<120 { try sink.write(frame) }
         // Before close: the header was brought up to date after each second.
