@@ -34,16 +34,9 @@ struct ListeningOptions: ParsableArguments {
         guard StatusRequest.parse(Array(request.line.utf8)) == .success(request) else {
             throw ValidationError("a device's name or fingerprint is printable and at most \(StatusRequest.maximumDeviceBytes) bytes")
         }
-        let line: String
-        do {
-            line = try StatusSocket.ask(request, path: socket)
-        } catch {
-            StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or change another state directory's list with --state-dir\n")
-            throw ExitCode(69)
-        }
-        let answer = try? StatusReply(line: line)
+        let answer = try DaemonRequest(socket: socket, otherwise: "change another state directory's list with --state-dir").ask(request)
         guard case .listening(let name, let fingerprint, let volumePercent, let muted) = answer else {
-            throw ValidationError("the daemon answered: \(answer?.refusal ?? TerminalText.sanitized(line.trimmingWhitespace()))")
+            throw ValidationError("the daemon answered: \(answer.refusal)")
         }
         let shown = StatusReply.listeningDescription(name: name, fingerprint: fingerprint, volumePercent: volumePercent, muted: muted)
         print("\(shown) in the running daemon (\(socket))")

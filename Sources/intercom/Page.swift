@@ -71,13 +71,14 @@ extension Page {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Failure(.noInput, message: "\(file): \(String(cString: strerror(errno)))") }
         defer { close(descriptor) }
-        let answer = try ask(request, at: path, passing: descriptor)
+        let daemon = DaemonRequest(socket: path, otherwise: "page with another state directory's identity (--state-dir)")
+        let answer = try daemon.ask(request, passing: descriptor)
         guard case .paging(_, let seconds, _) = answer else { throw Self.refusal(answer) }
         // The daemon answers once it has begun; the page has been sent when the daemon says so.
         let clock = ContinuousClock()
         let deadline = clock.now + .seconds(seconds + 5)
         while clock.now < deadline {
-            switch try ask(.pageResult, at: path) {
+            switch try daemon.ask(.pageResult) {
             case .paged(let devices, let target):
                 print("paged \(devices) device\(devices == 1 ? "" : "s") (\(target)) through the daemon (\(path))")
                 return
@@ -88,21 +89,6 @@ extension Page {
             }
         }
         throw Failure(.unavailable, message: "the daemon did not say the page was sent within \(Int(seconds + 5)) s")
-    }
-
-    private func ask(_ request: StatusRequest, at path: String, passing descriptor: Int32? = nil) throws -> StatusReply {
-        let line: String
-        do {
-            line = try StatusSocket.ask(request, path: path, passing: descriptor)
-        } catch {
-            StandardStream.error.write("intercom: a daemon's status socket is at \(path), but \(error); run as the daemon's user (or with sudo), or page with another state directory's identity (--state-dir)\n")
-            throw ExitCode(69)
-        }
-        do {
-            return try StatusReply(line: line)
-        } catch {
-            throw Failure(.unavailable, message: "the daemon answered: \(TerminalText.sanitized(line.trimmingWhitespace()))")
-        }
     }
 
     private static func refusal(_ answer: StatusReply) -> Failure {

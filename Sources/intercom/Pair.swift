@@ -87,21 +87,8 @@ struct Pair: ParsableCommand {
 
     /// Asks the daemon at `socket` to pair, and follows its progress.
     private func pairDaemon() throws {
-        func ask(_ request: StatusRequest) throws -> StatusReply {
-            let line: String
-            do {
-                line = try StatusSocket.ask(request, path: socket)
-            } catch {
-                StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or pair another identity with --state-dir\n")
-                throw ExitCode(69)
-            }
-            do {
-                return try StatusReply(line: line)
-            } catch {
-                throw ValidationError("the daemon answered: \(TerminalText.sanitized(line.trimmingWhitespace()))")
-            }
-        }
-        let started = try ask(.pair(code: code))
+        let daemon = DaemonRequest(socket: socket, otherwise: "pair another identity with --state-dir")
+        let started = try daemon.ask(.pair(code: code))
         guard case .pairingStarted(let issued) = started else { throw ValidationError("the daemon answered: \(started.refusal)") }
         let say = { (line: String) in StandardStream.output.write(line + "\n") }
         say("pairing the running daemon (\(socket))")
@@ -109,7 +96,7 @@ struct Pair: ParsableCommand {
         let deadline = Date().addingTimeInterval(Double(PairingSession.Options().timeout.components.seconds) + 10)
         while Date() < deadline {
             usleep(250_000)
-            switch try ask(.pairResult) {
+            switch try daemon.ask(.pairResult) {
             case .pairingRunning: continue
             case .paired(let name, let fingerprint): return try report(.paired(name: name, fingerprint: fingerprint))
             case .pairingWrongCode: return try report(.wrongCode)

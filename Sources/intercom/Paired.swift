@@ -95,16 +95,9 @@ struct Unpair: ParsableCommand {
         guard StatusRequest.parse(Array("unpair \(device)".utf8)) == .success(.unpair(device: device)) else {
             throw ValidationError("a device's name or fingerprint is printable and at most \(StatusRequest.maximumDeviceBytes) bytes")
         }
-        let line: String
-        do {
-            line = try StatusSocket.ask(.unpair(device: device), path: socket)
-        } catch {
-            StandardStream.error.write("intercom: a daemon's status socket is at \(socket), but \(error); run as the daemon's user (or with sudo), or unpair in another state directory with --state-dir\n")
-            throw ExitCode(69)
-        }
-        let answer = try? StatusReply(line: line)
+        let answer = try DaemonRequest(socket: socket, otherwise: "unpair in another state directory with --state-dir").ask(.unpair(device: device))
         guard case .unpaired(let name, let fingerprint) = answer else {
-            throw ValidationError("the daemon answered: \(answer?.refusal ?? TerminalText.sanitized(line.trimmingWhitespace()))")
+            throw ValidationError("the daemon answered: \(answer.refusal)")
         }
         print("unpaired \(name) (\(fingerprint)) from the running daemon (\(socket))")
     }

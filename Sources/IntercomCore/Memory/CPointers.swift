@@ -11,10 +11,7 @@ extension UnsafeRawBufferPointer {
     public var cBytes: UnsafePointer<UInt8>? { baseAddress?.assumingMemoryBound(to: UInt8.self) }
 
     /// The bytes for a parameter C declares non-null; the caller has checked the buffer's size.
-    public var nonNullCBytes: UnsafePointer<UInt8> {
-        guard let bytes = cBytes else { preconditionFailure("an empty buffer where C needs bytes") }
-        return bytes
-    }
+    public var nonNullCBytes: UnsafePointer<UInt8> { nonNull(cBytes) }
 }
 
 extension UnsafeMutableRawBufferPointer {
@@ -22,10 +19,7 @@ extension UnsafeMutableRawBufferPointer {
     public var cBytes: UnsafeMutablePointer<UInt8>? { baseAddress?.assumingMemoryBound(to: UInt8.self) }
 
     /// The bytes for a parameter C declares non-null; the caller has checked the buffer's size.
-    public var nonNullCBytes: UnsafeMutablePointer<UInt8> {
-        guard let bytes = cBytes else { preconditionFailure("an empty buffer where C needs bytes") }
-        return bytes
-    }
+    public var nonNullCBytes: UnsafeMutablePointer<UInt8> { nonNull(cBytes) }
 
     /// The address `offset` bytes in (at most the end).
     public func address(at offset: Int) -> UnsafeMutableRawPointer? {
@@ -36,10 +30,7 @@ extension UnsafeMutableRawBufferPointer {
 
 extension UnsafeBufferPointer {
     /// The first element's address for a parameter C declares non-null; the caller has checked the buffer's size.
-    public var nonNullAddress: UnsafePointer<Element> {
-        guard let address = baseAddress else { preconditionFailure("an empty buffer where C needs an address") }
-        return address
-    }
+    public var nonNullAddress: UnsafePointer<Element> { nonNull(baseAddress) }
 
     /// The address of the element at `offset` (at most the end).
     public func address(at offset: Int) -> UnsafePointer<Element>? {
@@ -50,8 +41,11 @@ extension UnsafeBufferPointer {
 
 extension UnsafeMutableBufferPointer {
     /// The first element's address for a parameter C declares non-null; the caller has checked the buffer's size.
-    public var nonNullAddress: UnsafeMutablePointer<Element> {
-        guard let address = baseAddress else { preconditionFailure("an empty buffer where C needs an address") }
-        return address
-    }
+    public var nonNullAddress: UnsafeMutablePointer<Element> { nonNull(baseAddress) }
+}
+
+/// The address of a buffer that must not be empty.
+private func nonNull<Pointer>(_ address: Pointer?) -> Pointer {
+    guard let address else { preconditionFailure("an empty buffer where C needs an address") }
+    return address
 }
