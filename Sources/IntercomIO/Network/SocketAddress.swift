@@ -183,35 +183,36 @@ extension SocketAddress {
     /// the stack: sending allocates nothing.
     func withSockaddr<Result>(mappedToIPv6: Bool = false, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result) -> Result {
         switch family {
-        case .ipv4 where mappedToIPv6:
-            var address = sockaddr_in6()
-            address.sin6_family = sa_family_t(AF_INET6)
-            address.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &address.sin6_addr) { raw in
-                raw[10] = 0xFF
-                raw[11] = 0xFF
-                for (index, byte) in addressBytes.enumerated() { raw[12 + index] = byte }
-            }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        case .ipv4:
+        case .ipv4 where !mappedToIPv6:
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
             withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: addressBytes) }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        case .ipv6:
+            return Self.asSockaddr(&address, body)
+        case .ipv4, .ipv6:
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            address.sin6_scope_id = scopeID
-            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: addressBytes) }
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            withUnsafeMutableBytes(of: &address.sin6_addr) { raw in
+                if family == .ipv6 {
+                    raw.copyBytes(from: addressBytes)
+                } else {
+                    raw[10] = 0xFF
+                    raw[11] = 0xFF
+                    for (index, byte) in addressBytes.enumerated() { raw[12 + index] = byte }
+                }
             }
+            if family == .ipv6 { address.sin6_scope_id = scopeID }
+            return Self.asSockaddr(&address, body)
+        }
+    }
+
+    /// `address` (a `sockaddr_in` or `sockaddr_in6`) seen as the `sockaddr` C takes, with its length.
+    private static func asSockaddr<Address, Result>(
+        _ address: inout Address, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
+    ) -> Result {
+        withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Address>.size)) }
         }
     }
 }
