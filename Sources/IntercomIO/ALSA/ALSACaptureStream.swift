@@ -68,18 +68,7 @@ final class ALSACaptureStream: ALSAStream {
             append(period)
             return
         }
-        var consumed = 0
-        while consumed < period.count {
-            let step: (consumed: Int, written: Int)
-            do {
-                step = try resampler.process(UnsafeBufferPointer(rebasing: period[consumed...]), into: resampled)
-            } catch {
-                throw .conversion(error)
-            }
-            append(UnsafeBufferPointer(rebasing: resampled[..<step.written]))
-            consumed += step.consumed
-            if step.consumed == 0 && step.written == 0 { break }
-        }
+        try resampler.resampleAll(period, through: resampled) { append($0) }
     }
 
     private func append(_ samples: UnsafeBufferPointer<Float>) {

@@ -53,18 +53,7 @@ final class ALSAPlaybackStream: ALSAStream {
             try play(samples)
             return
         }
-        var consumed = 0
-        while consumed < samples.count {
-            let step: (consumed: Int, written: Int)
-            do {
-                step = try resampler.process(UnsafeBufferPointer(rebasing: samples[consumed...]), into: resampled)
-            } catch {
-                throw .conversion(error)
-            }
-            try play(UnsafeBufferPointer(rebasing: resampled[..<step.written]))
-            consumed += step.consumed
-            if step.consumed == 0 && step.written == 0 { break }
-        }
+        try resampler.resampleAll(samples, through: resampled) { (piece) throws(ALSAStreamFailure) in try play(piece) }
     }
 
     /// Spreads mono samples at the device's rate over its channels and format, and writes them.
