@@ -64,7 +64,9 @@ def sampled_median(soak, receiver, t0, t1, read):
 
 def where_the_delay_went(soak, s, r, before, after):
     """The receiver's two parts of the delay it can see, before the fault and after it: the
-    jitter buffer's target for this sender and the speaker's queue."""
+    jitter buffer's target for this sender and the speaker's queue. The queue is read at one
+    moment per status sample, so it swings by up to a device period (about 5 ms) around its
+    level with the moment; a few samples' median keeps some of that swing."""
     def target(x):
         return x.get("streams", {}).get(s, {}).get("target_delay_ms")
 
@@ -72,7 +74,7 @@ def where_the_delay_went(soak, s, r, before, after):
         return x.get("speaker_queue_ms")
 
     parts = []
-    for name, read in (("jitter-buffer target", target), ("speaker queue", queue)):
+    for name, read in (("jitter-buffer target", target), ("speaker queue (momentary fill)", queue)):
         pre, post = (sampled_median(soak, r, t0, t1, read) for t0, t1 in (before, after))
         parts.append(f"{name} {fmt(pre)} → {fmt(post)} ms")
     return f"at {r}: " + ", ".join(parts)
