@@ -136,6 +136,28 @@ enum CallFixtures {
         let listener: CallStatistics
     }
 
+    /// `twoPeerCall` with A's packets through a `RecordingForwarder` (returned, stopped, with
+    /// what it recorded); `whenUnderWay` runs once `packets` sealed packets have gone toward B,
+    /// so that the call is known to be under way however long A took to start.
+    static func twoPeerCallThroughForwarder(
+        speaker speakerArguments: [String], listener listenerArguments: [String], text: String = SpeechFixture.sentence,
+        samples: [Float]? = nil, underWayAfter packets: Int, whenUnderWay: (RecordingForwarder) -> Void
+    ) throws -> (run: TwoPeerRun, forwarder: RecordingForwarder) {
+        let listenerPort = freeUDPPort()
+        let forwarder = RecordingForwarder(toB: listenerPort)
+        defer { forwarder.stop() }
+        let run = try withoutActuallyEscaping(whenUnderWay) { whenUnderWay in
+            try twoPeerCall(
+                speaker: speakerArguments, listener: listenerArguments, text: text, samples: samples, listenerPort: listenerPort,
+                speakerTarget: forwarder.port
+            ) { _ in
+                #expect(forwarder.waitForSealedPacketsTowardB(packets), "the call did not start")
+                whenUnderWay(forwarder)
+            }
+        }
+        return (run, forwarder)
+    }
+
     /// One call over loopback, A speaking `text` (or playing `samples`, 48 kHz mono) to B (or
     /// to `speakerTarget`, a man in the middle), each with its own extra arguments; `during`
     /// runs while they talk.

@@ -20,9 +20,7 @@ extension EndToEndTests {
             // Alice speaks long enough to outlast the attack (up to 14 s of goodbyes, 2 s more, 3 s of moves).
             let lab = try LANLab(hosts: 3, withoutAvahi: [3])
             defer { lab.shutDown() }
-            let (a, b) = (try SecureCallTests.Device("lab-alice"), try SecureCallTests.Device("lab-bob"))
-            try a.trust(b, as: "bob")
-            try b.trust(a, as: "alice")
+            let (a, b) = try SecureCallTests.Device.pairedBothWays("lab-alice", "lab-bob", bAtA: "bob", aAtB: "alice")
             let text = SpeechFixture.paragraph + " " + SpeechFixture.paragraph
             let speech = try SpeechFixture.wavFile(text).path
             let input = try SpeechFixture.speech(text)

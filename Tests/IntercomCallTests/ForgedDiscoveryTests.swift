@@ -12,9 +12,7 @@ extension EndToEndTests {
     /// nor moves it; only silence, an authenticated BYE or an authenticated packet from elsewhere do.
     @Suite struct ForgedDiscoveryTests {
         @Test func aForgedGoodbyeOrMoveLeavesTheSessionAndItsAudio() throws {
-            let (a, b) = (try SecureCallTests.Device("mdns-a"), try SecureCallTests.Device("mdns-b"))
-            try a.trust(b, as: "b")
-            try b.trust(a, as: "a")
+            let (a, b) = try SecureCallTests.Device.pairedBothWays("mdns-a", "mdns-b")
             // A steady tone: packets flow without pauses, so any gap is the call's.
             let tone = (0..<(48_000 * 20)).map { Float(0.1 * sin(2 * Double.pi * 440 * Double($0) / 48_000)) }
             let input = temporaryPath("forged-mdns-tone.wav")

@@ -27,18 +27,12 @@ extension EndToEndTests {
         }
 
         @Test func aRememberedMuteAndVolumeApplyToARunningCallWithinTwoSecondsAndToTheNext() throws {
-            let (a, b) = (try Device("a"), try Device("b"))
-            try a.trust(b, as: "b")
-            try b.trust(a, as: "alice")
+            let (a, b) = try Device.pairedBothWays(aAtB: "alice")
             var (mutedAt, unmutedAt) = (0.0, 0.0)
-            let listenerPort = freeUDPPort()
-            let forwarder = RecordingForwarder(toB: listenerPort)
-            defer { forwarder.stop() }
-            let running = try CallFixtures.twoPeerCall(
-                speaker: a.arguments, listener: b.arguments, samples: Self.tone, listenerPort: listenerPort, speakerTarget: forwarder.port
+            // Two seconds of the call first.
+            let (running, _) = try CallFixtures.twoPeerCallThroughForwarder(
+                speaker: a.arguments, listener: b.arguments, samples: Self.tone, underWayAfter: 200
             ) { _ in
-                // Two seconds of the call first, however long A took to start.
-                #expect(forwarder.waitForSealedPacketsTowardB(200), "the call did not start")
                 // Timed from when each command has stored the change (a command takes a while to
                 // start on a loaded machine).
                 Self.run(["mute", "alice"] + b.arguments)

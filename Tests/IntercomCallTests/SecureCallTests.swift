@@ -26,6 +26,17 @@ extension EndToEndTests {
             func trust(_ other: Device, as name: String) throws {
                 try trusted.add(TrustedDevice(name: name, publicKey: other.identity.publicKey, pairedAt: Date()))
             }
+
+            /// Two devices (state directories named `aName` and `bName`), each trusting the
+            /// other: A stores B as `bAtA`, B stores A as `aAtB`.
+            static func pairedBothWays(
+                _ aName: String = "a", _ bName: String = "b", bAtA: String = "b", aAtB: String = "a"
+            ) throws -> (a: Device, b: Device) {
+                let (a, b) = (try Device(aName), try Device(bName))
+                try a.trust(b, as: bAtA)
+                try b.trust(a, as: aAtB)
+                return (a, b)
+            }
         }
 
         static func loudest(_ samples: [Float]) -> Double {
@@ -184,12 +195,7 @@ extension EndToEndTests {
         }
 
         @Test func aPeerThatChangesNetworksIsFollowedByItsAuthenticatedPackets() throws {
-            let listenerPort = freeUDPPort()
-            let forwarder = RecordingForwarder(toB: listenerPort)
-            defer { forwarder.stop() }
-            let run = try CallFixtures.twoPeerCall(speaker: [], listener: [], listenerPort: listenerPort,
-                                                   speakerTarget: forwarder.port) { _ in
-                #expect(forwarder.waitForSealedPacketsTowardB(100), "the call did not start")
+            let (run, _) = try CallFixtures.twoPeerCallThroughForwarder(speaker: [], listener: [], underWayAfter: 100) { forwarder in
                 forwarder.roam()
             }
             #expect(run.listener.security.roams == 1)
@@ -200,18 +206,12 @@ extension EndToEndTests {
         }
 
         @Test func anUnpairedDeviceIsCutOffWithinTwoSeconds() throws {
-            let (a, b) = (try Device("a"), try Device("b"))
-            try a.trust(b, as: "b")
-            try b.trust(a, as: "a")
+            let (a, b) = try Device.pairedBothWays()
             var unpairedAt = 0.0
-            let listenerPort = freeUDPPort()
-            let forwarder = RecordingForwarder(toB: listenerPort)
-            defer { forwarder.stop() }
-            let run = try CallFixtures.twoPeerCall(
-                speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph, listenerPort: listenerPort, speakerTarget: forwarder.port
+            // A second and a half of the call first.
+            let (run, _) = try CallFixtures.twoPeerCallThroughForwarder(
+                speaker: a.arguments, listener: b.arguments, text: SpeechFixture.paragraph, underWayAfter: 150
             ) { _ in
-                // A second and a half of the call first, however long A took to start.
-                #expect(forwarder.waitForSealedPacketsTowardB(150), "the call did not start")
                 _ = try? b.trusted.remove(matching: Fingerprint(publicKey: a.identity.publicKey).description)
                 unpairedAt = Date().timeIntervalSince1970
             }

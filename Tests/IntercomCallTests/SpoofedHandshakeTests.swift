@@ -75,9 +75,7 @@ extension EndToEndTests {
         }
 
         @Test func spoofedInitiationsFromEachPeersAddressDoNotKeepThemApart() throws {
-            let (a, b) = (try SecureCallTests.Device("spoof-a"), try SecureCallTests.Device("spoof-b"))
-            try a.trust(b, as: "b")
-            try b.trust(a, as: "a")
+            let (a, b) = try SecureCallTests.Device.pairedBothWays("spoof-a", "spoof-b")
             let (portA, portB) = (freeUDPPort(), freeUDPPort())
             let spoofer = Spoofer()
             try #require(spoofer.isOpen, "no raw socket")

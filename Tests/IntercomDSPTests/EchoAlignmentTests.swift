@@ -10,6 +10,9 @@ import TestSupport
     static let frameNanoseconds: UInt64 = 5_000_000
     static let base: UInt64 = 1_000_000_000
 
+    /// The alignment after a call, and the reference and microphone frames the canceller got.
+    typealias Call = (alignment: EchoAlignment, references: [[Int16]], microphones: [[Int16]])
+
     /// A call of `seconds`: the speaker plays `far` from `base` on, frame by frame, reporting
     /// true play times; the microphone hears it `echoDelay(n)` samples later at half level
     /// (plus a little noise) and reports capture times moved by `captureOffset(seconds)`; the
@@ -18,7 +21,7 @@ import TestSupport
     static func call(
         seconds: Int, echoDelay: (Int) -> Int, captureOffset: (Double) -> Int64 = { _ in 0 },
         playOffset: (Int) -> UInt64 = { _ in 0 }
-    ) throws -> (alignment: EchoAlignment, references: [[Int16]], microphones: [[Int16]]) {
+    ) throws -> Call {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
         var noise = SeededNoise(seed: 11)
         var alignment = EchoAlignment(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
@@ -54,16 +57,24 @@ import TestSupport
         return last
     }
 
+    /// Expects the echo in the last seconds of `call` within 1 ms of where the alignment keeps
+    /// it (where the canceller learned it); returns where that is.
+    @discardableResult
+    static func expectEchoWhereKept(_ call: Call) throws -> Int {
+        let kept = try #require(call.alignment.echoDelaySamples)
+        let end = try #require(delayAtTheEnd(call.references, call.microphones))
+        #expect(abs(end - kept) <= 48, "echo \(end) samples behind the reference, \(kept) kept")
+        return kept
+    }
+
     /// Once the echo is found, capture times reported 20 ms late for six seconds (a loaded
     /// machine) move nothing: no re-sync, no correction, the echo stays where it was found.
     @Test func timestampsOffForSecondsDoNotMoveTheReferenceOnceTheEchoIsFound() throws {
         let call = try Self.call(seconds: 14, echoDelay: { _ in 1_920 }, captureOffset: { (4...10).contains($0) ? 20_000_000 : 0 })
         #expect(call.alignment.resyncs == 0)
         #expect(call.alignment.corrections == 0)
-        let found = try #require(call.alignment.echoDelaySamples)
+        let found = try Self.expectEchoWhereKept(call)
         #expect(abs(found - 1_440) <= 48, "echo \(found) samples behind the reference")
-        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
-        #expect(abs(end - found) <= 48)
     }
 
     /// Capture times 150 ms late for half a second (a stalled machine), after the echo was
@@ -71,9 +82,7 @@ import TestSupport
     /// and move it back when they come back; the echo ends where the canceller learned it.
     @Test func aStallThatMovesTheTimestampsFarIsUndoneByTheSignals() throws {
         let call = try Self.call(seconds: 14, echoDelay: { _ in 1_920 }, captureOffset: { (6..<6.5).contains($0) ? 150_000_000 : 0 })
-        let found = try #require(call.alignment.echoDelaySamples)
-        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
-        #expect(abs(end - found) <= 48, "echo \(end) samples behind the reference, \(found) kept")
+        try Self.expectEchoWhereKept(call)
         #expect(call.alignment.resyncs <= 2)
     }
 
@@ -83,9 +92,7 @@ import TestSupport
         let call = try Self.call(seconds: 14, echoDelay: { _ in 1_920 }, playOffset: { $0 > 800 && $0 % 300 < 3 ? 12_000_000 : 0 })
         #expect(call.alignment.resyncs == 0)
         #expect(call.alignment.corrections == 0)
-        let found = try #require(call.alignment.echoDelaySamples)
-        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
-        #expect(abs(end - found) <= 48, "echo \(end) samples behind the reference, \(found) kept")
+        try Self.expectEchoWhereKept(call)
     }
 
     /// The echo comes 15 ms earlier from 7 s on (the speaker's stream lost samples), with
@@ -95,9 +102,7 @@ import TestSupport
         let call = try Self.call(seconds: 16, echoDelay: { $0 < 7 * 48_000 ? 1_920 : 1_200 })
         #expect(call.alignment.resyncs == 0)
         #expect(call.alignment.corrections == 1)
-        let kept = try #require(call.alignment.echoDelaySamples)
-        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
-        #expect(abs(end - kept) <= 48, "echo \(end) samples behind the reference, \(kept) kept")
+        try Self.expectEchoWhereKept(call)
     }
 
     /// An echo that comes before the reference (devices whose reported delays are short by

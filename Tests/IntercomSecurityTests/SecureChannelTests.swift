@@ -1,5 +1,5 @@
 import IntercomCore
-import IntercomSecurity
+@testable import IntercomSecurity
 import Testing
 
 /// Two or more channels joined by a lossless in-memory network, time passed in.
@@ -91,6 +91,13 @@ struct ChannelPair {
         let sealed = sender == "a" ? a.seal(Array(text.utf8), kind: kind, to: "b") : b.seal(Array(text.utf8), kind: kind, to: "a")
         guard let sealed else { throw NoSession() }
         return sealed
+    }
+}
+
+extension SecureChannel.Received {
+    /// The handshake datagram this receipt answers with, if it is one.
+    var handshakeReply: [UInt8]? {
+        if case .handshake(let reply?) = self { reply } else { nil }
     }
 }
 
@@ -280,22 +287,13 @@ struct SecureChannelTests {
         let spoofed = try #require(stranger.maintain(wanted: ["b"], now: pair.now).first?.bytes)
         while pair.b.counters.cookieReplies == 0 { _ = pair.b.receive(spoofed[...], from: "a", now: pair.now) }
         let initiation = try #require(pair.a.maintain(wanted: ["b"], now: pair.now).first?.bytes)
-        guard case .handshake(let cookieReply?) = pair.b.receive(initiation[...], from: "a", now: pair.now) else {
-            Issue.record("no cookie reply")
-            return
-        }
+        let cookieReply = try #require(pair.b.receive(initiation[...], from: "a", now: pair.now).handshakeReply, "no cookie reply")
         #expect(cookieReply.first == 6 && cookieReply.count == SecureDatagram.cookieReplyLength)
-        guard case .handshake(let withMAC?) = pair.a.receive(cookieReply[...], from: "b", now: pair.now) else {
-            Issue.record("the cookie was not answered")
-            return
-        }
+        let withMAC = try #require(pair.a.receive(cookieReply[...], from: "b", now: pair.now).handshakeReply, "the cookie was not answered")
         #expect(withMAC.prefix(112) == initiation.prefix(112) && withMAC.suffix(16) != initiation.suffix(16))
         #expect(pair.a.receive(cookieReply[...], from: "b", now: pair.now) == .handshake(reply: nil))
         // B answers the MAC from the address's proven budget, a flood from the address or not.
-        guard case .handshake(let response?) = pair.b.receive(withMAC[...], from: "a", now: pair.now) else {
-            Issue.record("the initiation with the cookie's MAC was not answered")
-            return
-        }
+        let response = try #require(pair.b.receive(withMAC[...], from: "a", now: pair.now).handshakeReply, "the initiation with the cookie's MAC was not answered")
         #expect(response.first == 2)
     }
 
@@ -500,10 +498,7 @@ struct SecureChannelTests {
         // Another device's initiation from the same address is answered as ever.
         var c = SecureChannel<String>(configuration: .init(staticPrivateKey: Sodium.x25519KeyPair().privateKey), isTrusted: { _ in true })
         let theirs = try #require(c.maintain(wanted: ["a"], now: now).first?.bytes)
-        guard case .handshake(let reply?) = a.receive(theirs[...], from: "elsewhere", now: now) else {
-            Issue.record("another device's initiation was not answered")
-            return
-        }
+        let reply = try #require(a.receive(theirs[...], from: "elsewhere", now: now).handshakeReply, "another device's initiation was not answered")
         #expect(reply.first == 2)
     }
 

@@ -74,11 +74,6 @@ public struct BurstLoss: Equatable, Sendable {
     /// Mean number of packets in a loss burst (≥ 1).
     public var meanBurstLength: Double
 
-    public init(lossPercent: Double, meanBurstLength: Double) {
-        self.lossPercent = lossPercent
-        self.meanBurstLength = meanBurstLength
-    }
-
     /// r: the probability of leaving the bad state after a lost packet.
     public var badToGoodProbability: Double { 1 / meanBurstLength }
 

@@ -7,12 +7,6 @@ public struct ServiceInstance: Hashable, Sendable {
     public var interfaceIndex: Int32
     /// Whether it was seen over mDNS on IPv6 rather than IPv4.
     public var overIPv6: Bool
-
-    public init(serviceName: String, interfaceIndex: Int32, overIPv6: Bool) {
-        self.serviceName = serviceName
-        self.interfaceIndex = interfaceIndex
-        self.overIPv6 = overIPv6
-    }
 }
 
 /// What resolving one instance gave: where the service runs and its TXT record.

@@ -82,12 +82,6 @@ public struct SocketAddressError: Error, Equatable, Sendable, CustomStringConver
     public let label: String
     public let reason: Reason
 
-    public init(input: String, label: String, reason: Reason) {
-        self.input = input
-        self.label = label
-        self.reason = reason
-    }
-
     public var description: String {
         let expected = "expected HOST:PORT or [IPV6]:PORT"
         let explanation = switch reason {

@@ -103,11 +103,6 @@ public struct SecureChannel<Address: Hashable & Sendable>: Sendable {
     public struct VersionNotice: Equatable, Sendable {
         public let address: Address
         public let version: UInt8
-
-        public init(address: Address, version: UInt8) {
-            self.address = address
-            self.version = version
-        }
     }
 
     public private(set) var counters = Counters()

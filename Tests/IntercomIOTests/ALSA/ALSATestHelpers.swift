@@ -89,25 +89,49 @@ struct EndpointReport: Sendable {
     var delayNanoseconds: UInt64 = 0
 }
 
+/// What both ALSA endpoints tell of themselves.
+protocol ReportingEndpoint: AnyObject {
+    var negotiated: ALSANegotiatedFormat? { get }
+    var counters: ALSAStreamCounters { get }
+    var firstSampleTime: WallClockTime? { get }
+    var delayNanoseconds: UInt64 { get }
+    func close()
+}
+
+extension ALSACaptureSource: ReportingEndpoint {}
+extension ALSAPlaybackSink: ReportingEndpoint {}
+
+/// Opens an endpoint with `open` (timed from just before), lets `move` carry its audio, then
+/// reports what it did and closes it.
+func reporting<Endpoint: ReportingEndpoint>(
+    _ open: () -> Endpoint, _ move: (Endpoint, inout EndpointReport) throws -> Void
+) throws -> EndpointReport {
+    let createdAt = SystemClock.realtimeNanoseconds()
+    let endpoint = open()
+    defer { endpoint.close() }
+    var report = EndpointReport(createdAt: createdAt, negotiated: endpoint.negotiated, counters: endpoint.counters)
+    try move(endpoint, &report)
+    report.firstSampleTime = endpoint.firstSampleTime
+    report.delayNanoseconds = endpoint.delayNanoseconds
+    return report
+}
+
 /// Captures audio from an ALSA device in 10 ms frames (device periods of `periodSamples`), as
 /// the capture thread does, until `stop` says so; signals `capturing` once the first frame is in.
 func captureAudio(
     from device: String, periodSamples: Int = 480, until stop: Mailbox<Bool>, capturing: DispatchSemaphore, logger: Logger
 ) throws -> EndpointReport {
-    let createdAt = SystemClock.realtimeNanoseconds()
-    let source = ALSACaptureSource(
-        device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
-    defer { source.close() }
-    var report = EndpointReport(createdAt: createdAt, negotiated: source.negotiated, counters: source.counters)
-    var frame = [Int16](repeating: 0, count: 480)
-    while stop.value != true {
-        _ = try source.read(into: &frame)
-        if report.samples.isEmpty { capturing.signal() }
-        report.samples += frame.map(float(fromInt16:))
+    try reporting {
+        ALSACaptureSource(
+            device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
+    } _: { source, report in
+        var frame = [Int16](repeating: 0, count: 480)
+        while stop.value != true {
+            _ = try source.read(into: &frame)
+            if report.samples.isEmpty { capturing.signal() }
+            report.samples += frame.map(float(fromInt16:))
+        }
     }
-    report.firstSampleTime = source.firstSampleTime
-    report.delayNanoseconds = source.delayNanoseconds
-    return report
 }
 
 /// Plays `samples` to an ALSA device in 10 ms frames (device periods of `periodSamples`), then
@@ -115,18 +139,15 @@ func captureAudio(
 func playAudio(
     _ samples: [Float], to device: String, periodSamples: Int = 480, logger: Logger = Logger(label: "alsa-test")
 ) throws -> EndpointReport {
-    let createdAt = SystemClock.realtimeNanoseconds()
-    let sink = ALSAPlaybackSink(
-        device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
-    defer { sink.close() }
-    var report = EndpointReport(createdAt: createdAt, negotiated: sink.negotiated, counters: sink.counters)
-    for start in stride(from: 0, to: samples.count, by: 480) {
-        let frame = Array(samples[start..<min(start + 480, samples.count)])
-        try sink.write(frame + [Float](repeating: 0, count: 480 - frame.count))
+    try reporting {
+        ALSAPlaybackSink(
+            device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
+    } _: { sink, _ in
+        for start in stride(from: 0, to: samples.count, by: 480) {
+            let frame = Array(samples[start..<min(start + 480, samples.count)])
+            try sink.write(frame + [Float](repeating: 0, count: 480 - frame.count))
+        }
     }
-    report.firstSampleTime = sink.firstSampleTime
-    report.delayNanoseconds = sink.delayNanoseconds
-    return report
 }
 
 /// Where `heard` holds `said` (within `maximumLag` samples), how alike the two are there,

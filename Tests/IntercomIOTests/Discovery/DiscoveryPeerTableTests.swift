@@ -1,5 +1,5 @@
 import IntercomCore
-import IntercomIO
+@testable import IntercomIO
 import Testing
 
 @Suite("Discovery: the peer table")

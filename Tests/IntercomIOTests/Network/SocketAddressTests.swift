@@ -1,4 +1,4 @@
-import IntercomIO
+@testable import IntercomIO
 import Testing
 
 @Suite("Socket addresses")

@@ -98,46 +98,49 @@ def codec_alone_section(run):
               f"{c['stoi']:.3f} |" for c in run.extras["ceiling"]), ""]
 
 
-def complexity_section(run):
-    if run.extras.get("complexity_error"):
-        return ["### Opus complexity", "", f"Not measured: {run.extras['complexity_error']}.", ""]
-    rows = run.extras.get("complexity")
+ENCODERS = (("robust", "robust"), ("low-delay", "low delay"))
+
+
+def pesq_cell(r):
+    return number(r.get("pesq"), "{:.2f}")
+
+
+def encoder_sweep_section(run, key, title, intro, setting_label, setting_text, figures):
+    """A table of intercom's two encoders alone at each value of one setting (`key` in the
+    bench's extras): `figures` are (column name, cell from a row) for each encoder."""
+    if run.extras.get(f"{key}_error"):
+        return [f"### {title}", "", f"Not measured: {run.extras[f'{key}_error']}.", ""]
+    rows = run.extras.get(key)
     if not rows:
         return []
-    by = {(r["encoder"], r["complexity"]): r for r in rows}
-    complexities = sorted({r["complexity"] for r in rows})
-    lines = ["### Opus complexity", "",
-             "intercom's two encoders alone (GStreamer's `opusenc` with their settings: robust "
+    by = {(r["encoder"], r[key]): r for r in rows}
+    lines = [f"### {title}", "", intro, "",
+             *table_header(setting_label, *(f"{label}: {name}" for _, label in ENCODERS for name, _ in figures))]
+    for value in sorted({r[key] for r in rows}):
+        cells = [cell(by.get((encoder, value), {})) for encoder, _ in ENCODERS for _, cell in figures]
+        lines.append(f"| {setting_text(value)} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def complexity_section(run):
+    intro = ("intercom's two encoders alone (GStreamer's `opusenc` with their settings: robust "
              f"`{' '.join(codec.COMPLEXITY_ENCODERS['robust'])}`, low delay "
              f"`{' '.join(codec.COMPLEXITY_ENCODERS['low-delay'])}`) at each complexity: PESQ-WB of the utterances "
              "through the encoder and `opusdec`, and the encoder's CPU as a share of one core (encoding the utterances "
              "six times over, less the same pipeline without the encoder). intercom encodes at complexity 8 "
-             "(`OpusEncoderConfiguration.complexity`).", "",
-             *table_header("complexity", "robust: PESQ-WB", "robust: CPU % of a core", "low delay: PESQ-WB",
-                           "low delay: CPU % of a core")]
-    for c in complexities:
-        robust, low = by.get(("robust", c), {}), by.get(("low-delay", c), {})
-        lines.append(f"| {c} | {number(robust.get('pesq'), '{:.2f}')} | {number(100 * robust['cpu_per_second'] if robust else None, '{:.2f}')} | "
-                     f"{number(low.get('pesq'), '{:.2f}')} | {number(100 * low['cpu_per_second'] if low else None, '{:.2f}')} |")
-    return lines + [""]
+             "(`OpusEncoderConfiguration.complexity`).")
+    return encoder_sweep_section(
+        run, "complexity", "Opus complexity", intro, "complexity", str,
+        (("PESQ-WB", pesq_cell),
+         ("CPU % of a core", lambda r: number(100 * r["cpu_per_second"] if r else None, "{:.2f}"))))
 
 
 def bitrate_section(run):
-    if run.extras.get("bitrate_error"):
-        return ["### Opus bitrate", "", f"Not measured: {run.extras['bitrate_error']}.", ""]
-    rows = run.extras.get("bitrate")
-    if not rows:
-        return []
-    by = {(r["encoder"], r["bitrate"]): r for r in rows}
-    lines = ["### Opus bitrate", "",
-             "intercom's two encoders alone, as above at complexity 8, at each bitrate: PESQ-WB and STOI of the "
-             "utterances through the encoder and `opusdec`. intercom sends 96000 b/s (`--bitrate`).", "",
-             *table_header("kb/s", "robust: PESQ-WB", "robust: STOI", "low delay: PESQ-WB", "low delay: STOI")]
-    for bitrate in sorted({r["bitrate"] for r in rows}):
-        robust, low = by.get(("robust", bitrate), {}), by.get(("low-delay", bitrate), {})
-        lines.append(f"| {bitrate // 1000} | {number(robust.get('pesq'), '{:.2f}')} | {number(robust.get('stoi'), '{:.3f}')} | "
-                     f"{number(low.get('pesq'), '{:.2f}')} | {number(low.get('stoi'), '{:.3f}')} |")
-    return lines + [""]
+    intro = ("intercom's two encoders alone, as above at complexity 8, at each bitrate: PESQ-WB and STOI of the "
+             "utterances through the encoder and `opusdec`. intercom sends 96000 b/s (`--bitrate`).")
+    return encoder_sweep_section(
+        run, "bitrate", "Opus bitrate", intro, "kb/s", lambda bitrate: str(bitrate // 1000),
+        (("PESQ-WB", pesq_cell), ("STOI", lambda r: number(r.get("stoi"), "{:.3f}"))))
 
 
 def speech_per_utterance_section(run):
