@@ -95,17 +95,6 @@ public enum Sodium {
         sodium_memzero(&state, MemoryLayout.size(ofValue: state))
     }
 
-    /// HMAC-SHA-512 (RFC 2104) with a key of any length.
-    public static func hmacSHA512(key: [UInt8], _ parts: [UInt8]...) -> [UInt8] {
-        var state = crypto_auth_hmacsha512_state()
-        crypto_auth_hmacsha512_init(&state, key, key.count)
-        for part in parts { crypto_auth_hmacsha512_update(&state, part, UInt64(part.count)) }
-        var out = [UInt8](repeating: 0, count: Int(crypto_auth_hmacsha512_BYTES))
-        crypto_auth_hmacsha512_final(&state, &out)
-        sodium_memzero(&state, MemoryLayout.size(ofValue: state))
-        return out
-    }
-
     /// HMAC-SHA-512 under a secret key, without copying it out of its storage.
     public static func hmacSHA512(key: SecretBytes, _ parts: [UInt8]...) -> [UInt8] {
         var state = crypto_auth_hmacsha512_state()

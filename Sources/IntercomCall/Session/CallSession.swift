@@ -307,9 +307,7 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
         for packet in packets {
             switch packet {
             case .senderReport(let sender, let blocks):
-                sources.noteSenderReport(
-                    ssrc: sender.ssrc, owner: owner, ReceivedSenderReport(ntpTimestamp: sender.ntpTimestamp, arrivalNanoseconds: now.monotonic)
-                )
+                sources.noteSenderReport(ssrc: sender.ssrc, owner: owner, ntpTimestamp: sender.ntpTimestamp, arrivalNanoseconds: now.monotonic)
                 noteReports(blocks, from: address, arrival: arrival, now: now.monotonic, output: &output)
             case .receiverReport(_, let blocks):
                 noteReports(blocks, from: address, arrival: arrival, now: now.monotonic, output: &output)

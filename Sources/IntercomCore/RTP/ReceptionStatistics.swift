@@ -172,9 +172,4 @@ public struct ReceivedSenderReport: Equatable, Sendable {
     public var ntpTimestamp: NTPTimestamp
     /// Arrival time on the same clock as the `now` passed to `makeReportBlock`.
     public var arrivalNanoseconds: UInt64
-
-    public init(ntpTimestamp: NTPTimestamp, arrivalNanoseconds: UInt64) {
-        self.ntpTimestamp = ntpTimestamp
-        self.arrivalNanoseconds = arrivalNanoseconds
-    }
 }

@@ -65,9 +65,9 @@ public struct SourceTable<Owner: Hashable & Sendable>: Sendable {
     }
 
     /// Keeps a sender report, only for a source of the owner that sends it.
-    public mutating func noteSenderReport(ssrc: UInt32, owner: Owner, _ report: ReceivedSenderReport) {
+    public mutating func noteSenderReport(ssrc: UInt32, owner: Owner, ntpTimestamp: NTPTimestamp, arrivalNanoseconds: UInt64) {
         guard sources[ssrc]?.owner == owner else { return }
-        sources[ssrc]!.senderReport = report
+        sources[ssrc]!.senderReport = ReceivedSenderReport(ntpTimestamp: ntpTimestamp, arrivalNanoseconds: arrivalNanoseconds)
     }
 
     public func owner(of ssrc: UInt32) -> Owner? { sources[ssrc]?.owner }

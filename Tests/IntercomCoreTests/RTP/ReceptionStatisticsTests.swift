@@ -1,4 +1,4 @@
-import IntercomCore
+@testable import IntercomCore
 import Testing
 
 @Suite("Reception statistics")

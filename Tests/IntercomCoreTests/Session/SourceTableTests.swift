@@ -70,7 +70,7 @@ struct SourceTableTests {
         #expect(hijack == .ownedByAnother)
         let foreignGoodbye = table.forget(ssrc: 7, owner: "mallory")
         #expect(!foreignGoodbye)
-        table.noteSenderReport(ssrc: 7, owner: "mallory", ReceivedSenderReport(ntpTimestamp: NTPTimestamp(rawValue: 1), arrivalNanoseconds: 1))
+        table.noteSenderReport(ssrc: 7, owner: "mallory", ntpTimestamp: NTPTimestamp(rawValue: 1), arrivalNanoseconds: 1)
         #expect(table.sources[7]?.senderReport == nil)
         let ownGoodbye = table.forget(ssrc: 7, owner: "alice")
         #expect(ownGoodbye && table.sources.isEmpty)
