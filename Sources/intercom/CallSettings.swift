@@ -123,13 +123,17 @@ extension Bool: ConfigurationValueConvertible {
     }
 }
 
-extension TalkMode: ConfigurationValueConvertible {
+/// A choice of names (`mode = "vox"`) is written as its string.
+extension ConfigurationValueConvertible where Self: RawRepresentable, RawValue == String {
     var configurationValue: ConfigurationText.Value { .string(rawValue) }
     init?(configurationValue value: ConfigurationText.Value) {
         guard case .string(let text) = value else { return nil }
         self.init(rawValue: text)
     }
 }
+
+extension TalkMode: ConfigurationValueConvertible {}
+extension AudioProfile: ConfigurationValueConvertible {}
 
 extension Array: ConfigurationValueConvertible where Element == String {
     var configurationValue: ConfigurationText.Value { .array(map { .string($0) }) }

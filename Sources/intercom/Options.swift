@@ -37,6 +37,9 @@ struct AudioOptions: ConfigurableOptions {
     @Flag(name: Setting.automaticGainControl.optionName, inversion: .prefixedNo, help: Setting.automaticGainControl.argumentHelp)
     var givenAutomaticGainControl: Bool?
 
+    @Option(name: Setting.profile.optionName, help: Setting.profile.argumentHelp)
+    var givenProfile: AudioProfile?
+
     @Option(name: Setting.frameMilliseconds.optionName, help: Setting.frameMilliseconds.argumentHelp)
     var givenFrameMilliseconds: Int?
 
@@ -56,11 +59,13 @@ struct AudioOptions: ConfigurableOptions {
     var echoTailMilliseconds: Int { givenEchoTailMilliseconds ?? Setting.echoTailMilliseconds.defaultValue() }
     var denoise: Bool { givenDenoise ?? Setting.denoise.defaultValue() }
     var automaticGainControl: Bool { givenAutomaticGainControl ?? Setting.automaticGainControl.defaultValue() }
+    var profile: AudioProfile { givenProfile ?? Setting.profile.defaultValue() }
     /// The robust encoder's frame when the codec adapts (and a file's frame).
-    var frameMilliseconds: Int { givenFrameMilliseconds ?? OpusEncoderConfiguration().frameMilliseconds }
-    /// A frame length given fixes it; otherwise the codec adapts (`CodecModeController`).
-    var adaptiveCodec: Bool { givenFrameMilliseconds == nil }
-    var bitrate: Int { givenBitrate ?? Setting.bitrate.defaultValue() }
+    var frameMilliseconds: Int { givenFrameMilliseconds ?? profile.frameMilliseconds ?? OpusEncoderConfiguration().frameMilliseconds }
+    /// A frame length given, or one the profile sets, fixes it; otherwise the codec adapts
+    /// (`CodecModeController`).
+    var adaptiveCodec: Bool { givenFrameMilliseconds == nil && profile.frameMilliseconds == nil }
+    var bitrate: Int { givenBitrate ?? profile.bitrate ?? Setting.bitrate.defaultValue() }
     var forwardErrorCorrection: Bool { givenFEC ?? Setting.forwardErrorCorrection.defaultValue() }
     var discontinuousTransmission: Bool { givenDTX ?? Setting.discontinuousTransmission.defaultValue() }
 
@@ -69,6 +74,7 @@ struct AudioOptions: ConfigurableOptions {
             .init(Setting.capture, \.givenCapture),
             .init(Setting.playback, \.givenPlayback),
             .init(Setting.bufferMilliseconds, \.givenBufferMilliseconds),
+            .init(Setting.profile, \.givenProfile),
             // Not set: the codec adapts (no frame length is in use).
             .init(Setting.frameMilliseconds, \.givenFrameMilliseconds),
             .init(Setting.bitrate, \.givenBitrate),
@@ -405,6 +411,7 @@ struct RunOptions: ParsableArguments {
 }
 
 extension TalkMode: ExpressibleByArgument {}
+extension AudioProfile: ExpressibleByArgument {}
 
 extension TalkOptions {
     /// The interface's settings for the push-to-talk choices.

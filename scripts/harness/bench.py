@@ -135,7 +135,7 @@ def main():
         lab_links, drift_seconds = ["clean", "loss5"], 20.0
         ctx["drift_seconds"] = drift_seconds
     file_links = ["clean"] if args.quick else LINKS
-    lab_impls = ["ours", "gstreamer"] + ([] if "trx" in missing else ["trx"])
+    lab_impls = ["ours"] + ([] if args.smoke else ["ours-pi"]) + ["gstreamer"] + ([] if "trx" in missing else ["trx"])
     ctx.update(lab_links=lab_links, file_links=file_links)
     steps.run(lab_links, file_links, lab_impls, drift_seconds)
 

@@ -20,7 +20,9 @@ FILE_CONFIGS = [("ours", None, ()), ("ours-10ms", 10, ()), ("ours-20ms", 20, ())
                 ("ours-unencrypted", None, ("--unencrypted",)), ("gstreamer", None, ())]
 # The full-duplex calls: intercom as shipped, with parts of its chain off, and the anchors.
 DUPLEX_VARIANTS = [("ours", ()), ("ours-no-aec-denoise", ("--no-aec", "--no-denoise")), ("ours-no-dtx", ("--no-dtx",)),
-                   ("ours-unencrypted", ("--unencrypted",)), ("gstreamer", ())]
+                   ("ours-unencrypted", ("--unencrypted",)), ("ours-pi", ("--profile", "pi")), ("gstreamer", ())]
+# intercom's device-to-device calls: its arguments beyond the lab's, by name.
+LAB_VARIANTS = {"ours": (), "ours-pi": ("--profile", "pi")}
 
 
 def failure(e):
@@ -115,8 +117,8 @@ class Steps:
                 tag = f"lab-{link}-{impl}"
                 self.stamp(tag)
                 self.lab_results[(link, impl)] = attempted(lambda: self.analysed(device_calls.run_call(
-                    audio_lab, impl, self.binary, self.workdir, tag, self.program_path, self.program,
-                    f"{link},seed={SEED}", self.ports), impl))
+                    audio_lab, "ours" if impl in LAB_VARIANTS else impl, self.binary, self.workdir, tag, self.program_path,
+                    self.program, f"{link},seed={SEED}", self.ports, ours_extra=LAB_VARIANTS.get(impl, ())), impl))
 
     def calls_file_to_file(self, file_links):
         for link in file_links:

@@ -20,6 +20,8 @@ FILE_DELAY_TARGET_MS = 25
 SILENT_WIRE_TARGET_KBPS = 8
 CPU_TARGET_FACTOR = 1.0  # of trx's tx + rx; 0.6 is the next goal
 RSS_TARGET_MB = 20
+# A talking stream's bytes on the wire with `--profile pi`, against trx's (issue 31).
+WIRE_AGAINST_TRX = 2.0
 DISCOVERY_TARGET_S = 1.0
 # The first click of a call, and speech after a talk key press, may come this much later than
 # the same call's steady delay.

@@ -7,7 +7,8 @@ import numpy as np
 
 from harness.judge.bench import (CPU_TARGET_FACTOR, DELAY_AGAINST_TRX, DISCOVERY_TARGET_S, FILE_DELAY_TARGET_MS,
                                  FIRST_CLICK_MARGIN_MS, FRAME_MS, FULL_DRIFT_SECONDS, PESQ_FILE_TARGET, PESQ_TARGETS,
-                                 RSS_TARGET_MB, SILENT_WIRE_TARGET_KBPS, TALK_KEY_MARGIN_MS, Miss, cpu_against_trx,
+                                 RSS_TARGET_MB, SILENT_WIRE_TARGET_KBPS, TALK_KEY_MARGIN_MS, WIRE_AGAINST_TRX, Miss,
+                                 cpu_against_trx,
                                  delay_against_trx, drift_within_frame, first_click_in_time, judged, largest_rss, met,
                                  talk_key_in_time)
 from harness.measure.bench_figures import is_number, peer_cpu, peer_rss, wire_kbps
@@ -25,7 +26,8 @@ def summary_section(run):
     rows = [device_path_summary_row(run), *delay_summary_rows(run), *pesq_summary_rows(run),
             file_pesq_summary_row(run), file_delay_summary_row(run), drift_summary_row(run), *cpu_summary_rows(run),
             instructions_summary_row(run), rss_summary_row(run),
-            discovery_summary_row(run), *wire_summary_rows(run), first_click_summary_row(run), *talk_key_summary_rows(run)]
+            discovery_summary_row(run), *wire_summary_rows(run), first_click_summary_row(run), *talk_key_summary_rows(run),
+            *pi_profile_summary_rows(run)]
     lines = ["## Summary", "",
              *table_header("figure", "intercom", "trx", "GStreamer", "intercom / trx", "intercom / GStreamer",
                            "target (issues 8 and 14)", "verdict"),
@@ -272,4 +274,33 @@ def wire_summary_rows(run):
         rows.append(SummaryRow(
             f"| bytes on the wire per stream, {part}: kb/s with IPv4 + UDP headers | {number(ours)}{without_dtx} | "
             f"{number(trx)} | {number(gst)} | {ratio(ours, trx)} | {ratio(ours, gst)} | {target} | {verdict} |", miss))
+    return rows
+
+
+def pi_profile_summary_rows(run):
+    """`--profile pi` against trx (issue 31): a full-duplex peer's CPU, a talking stream's bytes,
+    and the clean link's delay with the speech it keeps."""
+    duplex = run.duplex
+    pi, trx = duplex.get("ours-pi", {}), duplex.get("trx", {})
+    if not pi and ("clean", "ours-pi") not in run.lab_results:
+        return []
+    clean_factor = next(factor for link, _, factor in DELAY_AGAINST_TRX if link == "clean")
+    figures = (
+        ("CPU s per s, full-duplex peer, AEC and denoise on", peer_cpu(pi), peer_cpu(trx), CPU_TARGET_FACTOR, "{:.4f}"),
+        ("bytes on the wire per stream, talking: kb/s", wire_kbps(pi, "talking"), wire_kbps(trx, "talking"),
+         WIRE_AGAINST_TRX, "{:.1f}"),
+        ("mouth-to-ear delay, clean link, lab devices, median (ms)", run.lab_figure("clean", "ours-pi", "delay_median"),
+         run.lab_figure("clean", "trx", "delay_median"), clean_factor, "{:.1f}"),
+    )
+    rows = []
+    for name, ours, theirs, factor, form in figures:
+        ok = ours <= factor * theirs if is_number(ours) and is_number(theirs) else None
+        rows.append(SummaryRow(
+            f"| `--profile pi`: {name} | {number(ours, form)} | {number(theirs, form)} | – | {ratio(ours, theirs)} | – | "
+            f"≤ {factor:g} × trx's | {'not judged' if ok is None else met(ok)} |"))
+    pesq_pi, pesq_ours = run.lab_figure("clean", "ours-pi", "pesq"), run.lab_figure("clean", "ours", "pesq")
+    rows.append(SummaryRow(
+        f"| `--profile pi`: PESQ-WB, clean link, lab devices (against the default settings') | {number(pesq_pi, '{:.2f}')} | "
+        f"{number(run.lab_figure('clean', 'trx', 'pesq'), '{:.2f}')} | – | – | – | reported (default: "
+        f"{number(pesq_ours, '{:.2f}')}) | – |"))
     return rows
