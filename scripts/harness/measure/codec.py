@@ -30,10 +30,12 @@ def codec_ceiling(workdir, x, frame_ms, fec):
     return y[k:k + len(x)]
 
 
-# The two encoders of intercom's adaptive codec, at its default bitrate (OpusEncoderConfiguration).
+# The two encoders of intercom's adaptive codec, at its default bitrate (OpusEncoderConfiguration),
+# and the one of `--profile pi` (AudioProfile).
 COMPLEXITY_ENCODERS = {
     "robust": ["bitrate=96000", "frame-size=10", "audio-type=voice", "inband-fec=true", "packet-loss-percentage=2"],
     "low-delay": ["bitrate=96000", "frame-size=5", "audio-type=restricted-lowdelay"],
+    "pi": ["bitrate=48000", "frame-size=20", "audio-type=voice", "inband-fec=true", "packet-loss-percentage=2"],
 }
 
 

@@ -98,7 +98,7 @@ def codec_alone_section(run):
               f"{c['stoi']:.3f} |" for c in run.extras["ceiling"]), ""]
 
 
-ENCODERS = (("robust", "robust"), ("low-delay", "low delay"))
+ENCODERS = (("robust", "robust"), ("low-delay", "low delay"), ("pi", "`--profile pi`"))
 
 
 def pesq_cell(r):
@@ -123,9 +123,10 @@ def encoder_sweep_section(run, key, title, intro, setting_label, setting_text, f
 
 
 def complexity_section(run):
-    intro = ("intercom's two encoders alone (GStreamer's `opusenc` with their settings: robust "
+    intro = ("intercom's encoders alone (GStreamer's `opusenc` with their settings: robust "
              f"`{' '.join(codec.COMPLEXITY_ENCODERS['robust'])}`, low delay "
-             f"`{' '.join(codec.COMPLEXITY_ENCODERS['low-delay'])}`) at each complexity: PESQ-WB of the utterances "
+             f"`{' '.join(codec.COMPLEXITY_ENCODERS['low-delay'])}`, `--profile pi` "
+             f"`{' '.join(codec.COMPLEXITY_ENCODERS['pi'])}`) at each complexity: PESQ-WB of the utterances "
              "through the encoder and `opusdec`, and the encoder's CPU as a share of one core (encoding the utterances "
              "six times over, less the same pipeline without the encoder). intercom encodes at complexity 8 "
              "(`OpusEncoderConfiguration.complexity`).")
@@ -136,8 +137,9 @@ def complexity_section(run):
 
 
 def bitrate_section(run):
-    intro = ("intercom's two encoders alone, as above at complexity 8, at each bitrate: PESQ-WB and STOI of the "
-             "utterances through the encoder and `opusdec`. intercom sends 96000 b/s (`--bitrate`).")
+    intro = ("intercom's encoders alone, as above at complexity 8, at each bitrate: PESQ-WB and STOI of the "
+             "utterances through the encoder and `opusdec`. intercom sends 96000 b/s (`--bitrate`), 48000 with "
+             "`--profile pi`.")
     return encoder_sweep_section(
         run, "bitrate", "Opus bitrate", intro, "kb/s", lambda bitrate: str(bitrate // 1000),
         (("PESQ-WB", pesq_cell), ("STOI", lambda r: number(r.get("stoi"), "{:.3f}"))))
