@@ -87,17 +87,6 @@ struct EndpointReport: Sendable {
     var firstSampleTime: WallClockTime?
     /// `delayNanoseconds` after the last frame.
     var delayNanoseconds: UInt64 = 0
-    /// Frames moved, and the times the audio thread blocked meanwhile (its voluntary context
-    /// switches: each wait for the device, or a pause when a plugin woke it too early).
-    var frames = 0
-    var waits = 0
-}
-
-/// The calling thread's voluntary context switches so far.
-func voluntaryContextSwitches() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/thread-self/status", encoding: .utf8)) ?? ""
-    let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
-    return line.flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") } ?? 0
 }
 
 /// What both ALSA endpoints tell of themselves.
@@ -137,14 +126,11 @@ func captureAudio(
             device: device, frameLength: .milliseconds(10), period: FrameLength(samples: periodSamples), bufferMilliseconds: 40, logger: logger)
     } _: { source, report in
         var frame = [Int16](repeating: 0, count: 480)
-        let waitsBefore = voluntaryContextSwitches()
         while stop.value != true {
             _ = try source.read(into: &frame)
             if report.samples.isEmpty { capturing.signal() }
             report.samples += frame.map(float(fromInt16:))
-            report.frames += 1
         }
-        report.waits = voluntaryContextSwitches() - waitsBefore
     }
 }
 
