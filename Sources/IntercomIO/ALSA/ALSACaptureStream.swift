@@ -19,8 +19,7 @@ final class ALSACaptureStream: ALSAStream {
 
     init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
-            device, direction: .capture, periodSamples: periodSamples, readSamples: frameSamples, bufferMilliseconds: bufferMilliseconds,
-            counters: counters)
+            device, direction: .capture, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
         let bytes = format.periodFrames * format.channels * format.sampleFormat.bytesPerSample
         deviceBytes = .allocate(byteCount: bytes, alignment: 16)

@@ -19,12 +19,9 @@ final class ALSAPCM {
 
     /// Opens `device` and negotiates the format nearest 48 kHz mono 16-bit it offers, with a
     /// period of about `periodSamples` at 48 kHz and a buffer of about `bufferMilliseconds`.
-    /// A capture device wakes its reader once `readSamples` (a whole frame of the reader's, at
-    /// 48 kHz) are in rather than at every period. Underruns and overruns it recovers from are
-    /// counted in `counters`.
+    /// Underruns and overruns it recovers from are counted in `counters`.
     init(
-        device: String, direction: ALSADirection, periodSamples: Int, readSamples: Int, bufferMilliseconds: Int,
-        counters: ALSAStreamCounters
+        device: String, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
     ) throws(ALSAError) {
         _ = alsaLibraryMessagesSilenced
         var opened: OpaquePointer?
@@ -33,8 +30,7 @@ final class ALSAPCM {
         guard let opened else { throw ALSAError(function: "snd_pcm_open", code: -ENODEV) }
         do {
             format = try Self.negotiate(
-                opened, direction: direction, periodSamples: periodSamples, readSamples: readSamples,
-                bufferMilliseconds: bufferMilliseconds
+                opened, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds
             )
             try checkALSA(snd_pcm_prepare(opened), "snd_pcm_prepare")
         } catch {
@@ -141,7 +137,7 @@ final class ALSAPCM {
     }
 
     private static func negotiate(
-        _ pcm: OpaquePointer, direction: ALSADirection, periodSamples: Int, readSamples: Int, bufferMilliseconds: Int
+        _ pcm: OpaquePointer, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int
     ) throws(ALSAError) -> ALSANegotiatedFormat {
         var hardware: OpaquePointer?
         try checkALSA(snd_pcm_hw_params_malloc(&hardware), "snd_pcm_hw_params_malloc")
@@ -169,16 +165,7 @@ final class ALSAPCM {
             snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &roundingDirection),
             "snd_pcm_hw_params_set_period_size_near"
         )
-        // A reader of frames longer than a period (10 or 20 ms frames over 5 ms periods) is woken
-        // once a whole frame is in, not once a period: one wake-up per frame instead of two or
-        // four, the frame read at the same moment. The capture buffer keeps the same room beyond
-        // that point (what waits in it is read at once, so its size adds no delay). Playback
-        // keeps its period: its buffer is kept full, so waiting for room for a whole frame
-        // would need a larger buffer, and every millisecond of that is delay.
-        let wakeExtra = direction == .capture
-            ? max(0, MediaTime.samples(readSamples, from: VoiceFormat.sampleRate, to: Int(rate)) - Int(period)) : 0
-        var buffer = snd_pcm_uframes_t(
-            max(2 * Int(period), MediaTime.samples(milliseconds: bufferMilliseconds, rate: Int(rate))) + wakeExtra)
+        var buffer = snd_pcm_uframes_t(max(2 * Int(period), MediaTime.samples(milliseconds: bufferMilliseconds, rate: Int(rate))))
         try checkALSA(snd_pcm_hw_params_set_buffer_size_near(pcm, hardware, &buffer), "snd_pcm_hw_params_set_buffer_size_near")
         try checkALSA(snd_pcm_hw_params(pcm, hardware), "snd_pcm_hw_params")
         try checkALSA(snd_pcm_hw_params_get_period_size(hardware, &period, &roundingDirection), "snd_pcm_hw_params_get_period_size")
@@ -188,8 +175,7 @@ final class ALSAPCM {
         try checkALSA(snd_pcm_sw_params_malloc(&software), "snd_pcm_sw_params_malloc")
         defer { snd_pcm_sw_params_free(software) }
         try checkALSA(snd_pcm_sw_params_current(pcm, software), "snd_pcm_sw_params_current")
-        let availMinimum = min(period + snd_pcm_uframes_t(wakeExtra), buffer - period)
-        try checkALSA(snd_pcm_sw_params_set_avail_min(pcm, software, availMinimum), "snd_pcm_sw_params_set_avail_min")
+        try checkALSA(snd_pcm_sw_params_set_avail_min(pcm, software, period), "snd_pcm_sw_params_set_avail_min")
         if direction == .playback {
             // Playback starts once the buffer is full: the writer never waits before that, so
             // starting earlier would only invite an underrun.

@@ -15,8 +15,7 @@ final class ALSAPlaybackStream: ALSAStream {
 
     init(device: String, frameSamples: Int, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters) throws(ALSAStreamFailure) {
         (pcm, resampler) = try Self.openDevice(
-            device, direction: .playback, periodSamples: periodSamples, readSamples: frameSamples, bufferMilliseconds: bufferMilliseconds,
-            counters: counters)
+            device, direction: .playback, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds, counters: counters)
         let format = pcm.format
         let capacity = MediaTime.samples(frameSamples, from: VoiceFormat.sampleRate, to: format.sampleRate) + 64
         resampled = .allocate(capacity: capacity)

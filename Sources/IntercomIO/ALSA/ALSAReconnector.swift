@@ -25,8 +25,7 @@ protocol ALSAStream: AnyObject {
 extension ALSAStream {
     /// Opens the device, and a resampler between its rate and the voice format's where they differ.
     static func openDevice(
-        _ device: String, direction: ALSADirection, periodSamples: Int, readSamples: Int, bufferMilliseconds: Int,
-        counters: ALSAStreamCounters
+        _ device: String, direction: ALSADirection, periodSamples: Int, bufferMilliseconds: Int, counters: ALSAStreamCounters
     ) throws(ALSAStreamFailure) -> (ALSAPCM, Resampler?) {
         let pcm: ALSAPCM
         do {
@@ -34,8 +33,8 @@ extension ALSAStream {
             // whichever thread opens the device.
             pcm = try withRealtimePriorityForNewThreads { () throws(ALSAError) in
                 try ALSAPCM(
-                    device: device, direction: direction, periodSamples: periodSamples, readSamples: readSamples,
-                    bufferMilliseconds: bufferMilliseconds, counters: counters)
+                    device: device, direction: direction, periodSamples: periodSamples, bufferMilliseconds: bufferMilliseconds,
+                    counters: counters)
             }
         } catch {
             throw .device(error)
