@@ -9,8 +9,8 @@ public enum AudioProfile: String, CaseIterable, Sendable {
     /// For a Raspberry Pi or a busy Wi-Fi: fixed 20 ms frames with FEC at 48 kb/s, a quarter of
     /// the packets of the low-delay path and about 77 kb/s on the wire instead of about 195.
     /// Through the codec alone, 20 ms frames at 48 kb/s score PESQ-WB 4.30 against 4.41 for the
-    /// standard robust encoder at 96 kb/s (10 ms frames); the longer frame and loop turn add
-    /// about 15 ms of delay (Docs/raspberry-pi.md, Docs/benchmarks.md).
+    /// standard robust encoder at 96 kb/s (10 ms frames); each frame waits 15 ms longer to
+    /// fill than a low-delay one (Docs/raspberry-pi.md).
     case pi
 
     /// The frame length it fixes; nil where the codec adapts.

@@ -112,7 +112,7 @@ public enum ConfigurationSchema {
     public static let profile = Setting(
         "audio", "profile", .choice(AudioProfile.allCases.map(\.rawValue)), valueName: "PROFILE",
         default: .string(AudioProfile.standard.rawValue), example: .string(AudioProfile.pi.rawValue),
-        help: "The codec's preset: standard (adaptive frames at 96 kb/s, the lowest delay) or pi (fixed 20 ms frames at 48 kb/s: a quarter of the packets, less CPU, about 15 ms more delay). --frame-ms and --bitrate still win.")
+        help: "The codec's preset: standard (adaptive frames at 96 kb/s, the lowest delay) or pi (fixed 20 ms frames at 48 kb/s: a quarter of the packets, frames 15 ms longer than the low-delay ones). --frame-ms and --bitrate still win.")
     public static let frameMilliseconds = Setting(
         "audio", "frame-ms", .choice(OpusEncoderConfiguration.allowedFrameMilliseconds.map(String.init)), valueName: "MS",
         defaultText: "adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file; 20 with --profile pi",
