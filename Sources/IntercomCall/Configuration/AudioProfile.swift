@@ -1,5 +1,3 @@
-import IntercomDSP
-
 /// A preset of the codec for the machine a call runs on; `--frame-ms` and `--bitrate` given
 /// with it still win.
 public enum AudioProfile: String, CaseIterable, Sendable {
