@@ -109,18 +109,21 @@ public enum ConfigurationSchema {
     public static let bufferMilliseconds = Setting(
         "audio", "buffer-ms", option: "audio-buffer-ms", .integer(10...1000), valueName: "MS", default: .integer(20), example: .integer(40),
         help: "Sound card buffer: the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).")
+    private static let piFrame = AudioProfile.pi.frameMilliseconds.map(String.init) ?? "adaptive"
+    private static let piBitrate = AudioProfile.pi.bitrate ?? OpusEncoderConfiguration().bitrate
     public static let profile = Setting(
         "audio", "profile", .choice(AudioProfile.allCases.map(\.rawValue)), valueName: "PROFILE",
         default: .string(AudioProfile.standard.rawValue), example: .string(AudioProfile.pi.rawValue),
-        help: "The codec's preset: standard (adaptive frames at 96 kb/s, the lowest delay) or pi (fixed 20 ms frames at 48 kb/s: a quarter of the packets, frames 15 ms longer than the low-delay ones). --frame-ms and --bitrate still win.")
+        help: "The codec's preset: standard (adaptive frames, the lowest delay) or pi (fixed \(piFrame) ms frames at \(piBitrate) b/s: a quarter of the packets of 5 ms frames). --frame-ms and --bitrate still win.")
     public static let frameMilliseconds = Setting(
         "audio", "frame-ms", .choice(OpusEncoderConfiguration.allowedFrameMilliseconds.map(String.init)), valueName: "MS",
-        defaultText: "adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file; 20 with --profile pi",
+        defaultText: "adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file; \(piFrame) with --profile pi",
         example: .integer(20),
         help: "A fixed Opus frame length: 5, 10 or 20.")
     public static let bitrate = Setting(
         "audio", "bitrate", .integer(OpusEncoderConfiguration.allowedBitrates), valueName: "BPS",
-        default: .integer(OpusEncoderConfiguration().bitrate), defaultText: "96000; 48000 with --profile pi", example: .integer(64_000),
+        default: .integer(OpusEncoderConfiguration().bitrate),
+        defaultText: "\(OpusEncoderConfiguration().bitrate); \(piBitrate) with --profile pi", example: .integer(64_000),
         help: "Opus bitrate in bits per second.")
     public static let forwardErrorCorrection = Setting(
         "audio", "fec", .toggle, default: .boolean(true), example: .boolean(false),

@@ -1,5 +1,7 @@
 """The soak's promises, judged on what was sampled and heard. Each result: promise, figure,
 verdict (passed / failed / not staged) and how it was judged."""
+import functools
+
 import numpy as np
 
 from harness.lab.soak_schedule import NEVER_RESTARTED, WARMUP_S
@@ -86,6 +88,13 @@ def where_the_delay_went(soak, s, r, before, after):
     return f"at {r}: " + ", ".join(parts)
 
 
+@functools.cache
+def pre_fault_medians(soak, s, r):
+    """(when, median) of s's click delay at r over the 15 s before each fault that has one:
+    read by every fault's delay check, so taken once per pair (a 2-hour run has about 200)."""
+    return tuple((f["began"], m) for f in soak.faults if (m := pre_fault_delay(soak, s, r, f["began"])) is not None)
+
+
 def calm_range(soak, s, r):
     """The band the call's own delay keeps when nothing is wrong: the 5th and 95th percentiles
     of s's click delay at r over the 15 s before each fault (the medians of every such window in
@@ -93,7 +102,7 @@ def calm_range(soak, s, r):
     device period apart in the jitter buffer's target and in the sound server's speaker queue,
     and it moves between them on its own (the 15 s medians of a 2-hour run spread 64-71 ms
     between these percentiles, 60-75 ms in all)."""
-    medians = [m for m in (pre_fault_delay(soak, s, r, f["began"]) for f in soak.faults) if m is not None]
+    medians = [m for _, m in pre_fault_medians(soak, s, r)]
     if len(medians) < 10:
         return None
     return float(np.percentile(medians, 5)), float(np.percentile(medians, 95))
@@ -209,8 +218,7 @@ def calm_delay_held_result(soak, pairs):
     in them."""
     figs, changes = [], []
     for s, r in pairs:
-        medians = [(f["began"], m) for f in soak.faults
-                   if (m := pre_fault_delay(soak, s, r, f["began"])) is not None]
+        medians = pre_fault_medians(soak, s, r)
         quarter = len(medians) // 4
         if quarter < 3:
             continue
