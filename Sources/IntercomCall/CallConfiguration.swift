@@ -45,6 +45,14 @@ public struct CallConfiguration: Sendable {
     public var echoCancellation = true
     /// The longest echo path the canceller models: device buffers plus room reverberation.
     public var echoTailMilliseconds = 150
+    /// The echo canceller's and preprocessor's block, where the loops' period holds a whole
+    /// number of them (otherwise the period). The preprocessor's output comes one block late,
+    /// so 5 ms keeps that delay small; 10 ms (the Pi profile's) costs the canceller about half
+    /// the instructions a second and gives the denoiser a finer spectrum (Docs/raspberry-pi.md).
+    public var cleaningBlock = AudioProfile.standard.cleaningBlock
+    /// The sound-card period asked for when the loops' period is longer: 5 ms by default (see
+    /// `devicePeriod`); the Pi profile's 10 ms halves the device threads' wake-ups.
+    public var longestDevicePeriod = AudioProfile.standard.longestDevicePeriod
     /// Denoise, AGC and residual-echo suppression settings for live audio; VOX uses its
     /// voice activity detector in any case.
     public var preprocessor = PreprocessorConfiguration()
@@ -82,6 +90,9 @@ public struct CallConfiguration: Sendable {
     /// The sound-card period to ask for: the low-delay frame (5 ms) whatever the loops'
     /// period, since a speaker kept full holds its whole buffer and devices round the buffer up
     /// to whole periods (ALSA's pulse plugin to at least three: 30 ms with 10 ms periods, where
-    /// 20 ms were asked for). A loop's period of 10 or 20 ms then takes two or four.
-    public var devicePeriod: FrameLength { encoder.lowDelay.frameLength }
+    /// 20 ms were asked for). A loop's period of 10 or 20 ms then takes two or four. A longer
+    /// `longestDevicePeriod` (the Pi profile) is used where the loops' period holds it whole.
+    public var devicePeriod: FrameLength {
+        period.samples % longestDevicePeriod.samples == 0 ? longestDevicePeriod : encoder.lowDelay.frameLength
+    }
 }

@@ -56,7 +56,7 @@ public struct MicrophoneChainRun {
         var settings = configuration.preprocessor
         settings.voiceActivityDetection = true
         let cleaner = try MicrophoneCleaner(
-            frameLength: period, settings: settings,
+            frameLength: period, block: configuration.cleaningBlock, settings: settings,
             echoTailMilliseconds: configuration.echoCancellation ? configuration.echoTailMilliseconds : nil
         )
         var alignment = EchoAlignment(frameLength: period, tailMilliseconds: configuration.echoTailMilliseconds)
@@ -110,9 +110,12 @@ public struct MicrophoneChainRun {
                 report.sentFrames.append(Array(payload))
             }
         }
-        let periodsPerDecision = max(1, MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate) / frame)
-        report.transmits = stride(from: 0, to: gateOpenPerPeriod.count, by: periodsPerDecision).map {
-            gateOpenPerPeriod[$0..<min(gateOpenPerPeriod.count, $0 + periodsPerDecision)].contains(true)
+        // One decision per 10 ms whatever the period: a 5 ms period's pair is open if either
+        // was, a 20 ms period's decision stands for both of its halves.
+        let decisionSamples = MediaTime.samples(milliseconds: 10, rate: VoiceFormat.sampleRate)
+        report.transmits = (0..<(frames * frame / decisionSamples)).map { decision in
+            let periods = (decision * decisionSamples / frame)...(((decision + 1) * decisionSamples - 1) / frame)
+            return gateOpenPerPeriod[periods].contains(true)
         }
         report.audioSeconds = Double(frames * frame) / Double(VoiceFormat.sampleRate)
         report.sentFrameSamples = lowDelay == nil ? configuration.encoder.frameLength.samples : frame

@@ -59,6 +59,22 @@ import TestSupport
         #expect(report.transmits.count == microphone.count / 480)
     }
 
+    /// VOX's decisions come one per 10 ms with the Pi profile's 20 ms frames too (the acoustic
+    /// lab reads them so: one per 20 ms had every word counted as never sent), and the time
+    /// they say was sent is the gate's.
+    @Test func voxDecisionsComeEvery10MillisecondsWith20MillisecondFrames() throws {
+        let (far, microphone) = try Self.echoRecordings()
+        var configuration = CallConfiguration()
+        configuration.adaptiveCodec = false
+        configuration.encoder.frameMilliseconds = try #require(AudioProfile.pi.frameMilliseconds)
+        configuration.cleaningBlock = AudioProfile.pi.cleaningBlock
+        let report = try MicrophoneChainRun(configuration: configuration).run(microphone: microphone, farEnd: far)
+        #expect(report.transmits.count == microphone.count / 480)
+        let standard = try MicrophoneChainRun(configuration: CallConfiguration()).run(microphone: microphone, farEnd: far)
+        let (sentPi, sentStandard) = (report.transmits.filter { $0 }.count, standard.transmits.filter { $0 }.count)
+        #expect(sentPi > 0 && abs(sentPi - sentStandard) <= sentStandard / 5, "\(sentPi) against \(sentStandard) decisions sent")
+    }
+
     /// From the command line: the cleaned file and VOX's decisions are written, and the figures
     /// printed; a missing recording is a usage error, a file that is no WAV bad input.
     @Test func benchDSPWritesTheCleanedMicrophoneAndVOXsDecisions() throws {
