@@ -1,3 +1,5 @@
+import CSignalKernels
+
 /// Finds, from the signals themselves, how long after the echo canceller's reference its
 /// echo reaches the microphone.
 ///
@@ -207,22 +209,23 @@ public struct EchoDelayEstimator: Sendable {
         return true
     }
 
+    /// The path's prediction of the newest sample: a dot product over the taps, in the C
+    /// kernel, which adds eight lanes at a time where a Swift loop adds one (Swift keeps the
+    /// order of a float sum, so it cannot vectorise one). It runs twice per decimated sample,
+    /// 4000 times a second.
     private func predict(with path: [Float]) -> Float {
-        let start = newest
-        return path.withUnsafeBufferPointer { h in
+        path.withUnsafeBufferPointer { h in
             history.withUnsafeBufferPointer { x in
-                var sum: Float = 0
-                for k in 0..<taps { sum += h[k] * x[start + k] }
-                return sum
+                intercom_dot(h.baseAddress!, x.baseAddress! + newest, Int32(taps))
             }
         }
     }
 
     /// Sums the history's energy afresh, so that rounding never builds up.
     private mutating func refreshEnergy() {
-        var energy: Float = 0
-        for k in 0..<taps { energy += history[newest + k] * history[newest + k] }
-        historyEnergy = energy
+        historyEnergy = history.withUnsafeBufferPointer { x in
+            intercom_dot(x.baseAddress! + newest, x.baseAddress! + newest, Int32(taps))
+        }
         samplesSinceEnergyRefresh = 0
     }
 
