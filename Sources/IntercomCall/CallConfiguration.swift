@@ -45,11 +45,6 @@ public struct CallConfiguration: Sendable {
     public var echoCancellation = true
     /// The longest echo path the canceller models: device buffers plus room reverberation.
     public var echoTailMilliseconds = 150
-    /// The echo canceller's and preprocessor's block, where the loops' period holds a whole
-    /// number of them (otherwise the period). The preprocessor's output comes one block late,
-    /// so 5 ms keeps that delay small; 10 ms (the Pi profile's) costs the canceller about half
-    /// the instructions a second and gives the denoiser a finer spectrum (Docs/raspberry-pi.md).
-    public var cleaningBlock = AudioProfile.standard.cleaningBlock
     /// The sound-card period asked for when the loops' period is longer: 5 ms by default (see
     /// `devicePeriod`); the Pi profile's 10 ms halves the device threads' wake-ups.
     public var longestDevicePeriod = AudioProfile.standard.longestDevicePeriod

@@ -104,7 +104,7 @@ final class CapturePipeline {
         }
         self.cleaning = cleaning
         cleaner = try MicrophoneCleaner(
-            frameLength: configuration.period, block: configuration.cleaningBlock, settings: cleaning,
+            frameLength: configuration.period, settings: cleaning,
             echoTailMilliseconds: configuration.liveInput && configuration.echoCancellation
                 ? configuration.echoTailMilliseconds : nil
         )

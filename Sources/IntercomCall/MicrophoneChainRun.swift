@@ -56,7 +56,7 @@ public struct MicrophoneChainRun {
         var settings = configuration.preprocessor
         settings.voiceActivityDetection = true
         let cleaner = try MicrophoneCleaner(
-            frameLength: period, block: configuration.cleaningBlock, settings: settings,
+            frameLength: period, settings: settings,
             echoTailMilliseconds: configuration.echoCancellation ? configuration.echoTailMilliseconds : nil
         )
         var alignment = EchoAlignment(frameLength: period, tailMilliseconds: configuration.echoTailMilliseconds)

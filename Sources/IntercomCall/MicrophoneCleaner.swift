@@ -11,9 +11,13 @@ import IntercomDSP
 ///
 /// Blocks rather than whole frames because the preprocessor's overlapping analysis windows
 /// delay its output by one block: 5 ms, where a 10 or 20 ms frame would cost its whole length.
-/// That delay has a price: SpeexDSP's canceller does about 1.8 times the work per second on
-/// 5 ms blocks as on 10 ms ones, and the denoiser's spectrum is coarser (Docs/raspberry-pi.md).
+/// Short blocks are not free: SpeexDSP's canceller does about 1.8 times the instructions a
+/// second on 5 ms blocks as on 10 ms ones. 10 ms blocks were tried for the Pi profile (whose
+/// 20 ms frames wait anyway): offline they cleaned as well or better, but the lab's live calls
+/// scored 0.2-0.3 PESQ-WB lower, for reasons not found (Docs/raspberry-pi.md).
 final class MicrophoneCleaner {
+    /// 5 ms at 48 kHz; frames of 10 and 20 ms hold a whole number of blocks.
+    static let preferredBlockSamples = 240
 
     private let blockSamples: Int
     /// Present for live input with echo cancellation on.
@@ -28,12 +32,11 @@ final class MicrophoneCleaner {
     /// The canceller's prediction of the last frame's echo: its input less its output.
     private(set) var echoPrediction: [Int16]
 
-    /// Cleaning for frames of `frameLength` in blocks of `block` (or whole frames, where a frame
-    /// is not a whole number of blocks), as `settings` asks; with `echoTailMilliseconds`, echo
-    /// cancellation too.
-    init(frameLength: FrameLength, block preferredBlock: FrameLength, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
+    /// Cleaning for frames of `frameLength`, as `settings` asks; with `echoTailMilliseconds`,
+    /// echo cancellation too.
+    init(frameLength: FrameLength, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
         let frameSamples = frameLength.samples
-        let blockSamples = frameSamples % preferredBlock.samples == 0 ? preferredBlock.samples : frameSamples
+        let blockSamples = frameSamples % Self.preferredBlockSamples == 0 ? Self.preferredBlockSamples : frameSamples
         self.blockSamples = blockSamples
         let blockLength = FrameLength(samples: blockSamples)
         echoCanceller = try echoTailMilliseconds.map { tail throws(SpeexError) in

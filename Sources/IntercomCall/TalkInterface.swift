@@ -176,9 +176,13 @@ private final class InterfaceLoop {
             gpio.receiveLamp?.write(false)
         }
         var nextDraw: UInt64 = 0
+        // Keys and buttons are read every 10 ms; with none (a headless device on VOX), the
+        // thread wakes only to draw, ten times a second instead of a hundred.
+        let readsControls = terminal != nil || (buttonDevice != nil && !keyTalks.isEmpty) || !gpioTalks.isEmpty
+        let turn = MediaTime.nanoseconds(.milliseconds(readsControls ? 10 : 100))
         while !stopping.value.load(ordering: .relaxed) {
             let bytes = terminal?.read(timeoutMilliseconds: 10) ?? []
-            if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + MediaTime.nanoseconds(.milliseconds(10))) }
+            if terminal == nil { SystemClock.sleep(untilMonotonic: SystemClock.monotonicNanoseconds() + turn) }
             let now = SystemClock.monotonicNanoseconds()
             for event in parser.feed(bytes) { handle(event, now: now) }
             if bytes.isEmpty { for event in parser.flushLoneEscape() { handle(event, now: now) } }

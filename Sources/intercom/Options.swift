@@ -100,7 +100,6 @@ struct AudioOptions: ConfigurableOptions {
         configuration.liveInput = inputFile == nil
         configuration.echoCancellation = echoCancellation
         configuration.echoTailMilliseconds = echoTailMilliseconds
-        configuration.cleaningBlock = profile.cleaningBlock
         configuration.longestDevicePeriod = profile.longestDevicePeriod
         configuration.preprocessor.denoise = denoise
         configuration.preprocessor.automaticGainControl = automaticGainControl

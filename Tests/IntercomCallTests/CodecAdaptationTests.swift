@@ -104,4 +104,19 @@ import TestSupport
         #expect(configuration.devicePeriod == .milliseconds(5))
         #expect(configuration.period.samples == frameMilliseconds.map { $0 * 48 } ?? 240)
     }
+
+    /// The Pi profile's longest period, 10 ms, is asked for where the loops' period holds it
+    /// whole (its own 20 ms frames, or 10 ms given with it); 5 ms frames given with it, or the
+    /// adaptive codec, keep 5 ms periods.
+    @Test(arguments: [(20, 10), (10, 10), (5, 5), (nil, 5)] as [(Int?, Int)])
+    func thePiProfilesSoundCardsRunTenMillisecondPeriodsWhereTheLoopsAllow(frameMilliseconds: Int?, expected: Int) {
+        var configuration = CallConfiguration()
+        configuration.liveInput = true
+        configuration.longestDevicePeriod = AudioProfile.pi.longestDevicePeriod
+        if let frameMilliseconds {
+            configuration.adaptiveCodec = false
+            configuration.encoder.frameMilliseconds = frameMilliseconds
+        }
+        #expect(configuration.devicePeriod == .milliseconds(expected))
+    }
 }

@@ -67,7 +67,6 @@ import TestSupport
         var configuration = CallConfiguration()
         configuration.adaptiveCodec = false
         configuration.encoder.frameMilliseconds = try #require(AudioProfile.pi.frameMilliseconds)
-        configuration.cleaningBlock = AudioProfile.pi.cleaningBlock
         let report = try MicrophoneChainRun(configuration: configuration).run(microphone: microphone, farEnd: far)
         #expect(report.transmits.count == microphone.count / 480)
         let standard = try MicrophoneChainRun(configuration: CallConfiguration()).run(microphone: microphone, farEnd: far)

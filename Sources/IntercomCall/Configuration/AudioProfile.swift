@@ -10,9 +10,8 @@ public enum AudioProfile: String, CaseIterable, Sendable {
     /// the packets of the low-delay path and about 77 kb/s on the wire instead of about 195.
     /// Through the codec alone, 20 ms frames at 48 kb/s score PESQ-WB 4.30 against 4.41 for the
     /// standard robust encoder at 96 kb/s (10 ms frames); each frame waits 15 ms longer to
-    /// fill than a low-delay one. The microphone is cleaned in 10 ms blocks and the sound cards
-    /// run 10 ms periods: fewer instructions and wake-ups for 5 ms more delay each
-    /// (Docs/raspberry-pi.md).
+    /// fill than a low-delay one. The sound cards run 10 ms periods: half the device threads'
+    /// wake-ups (Docs/raspberry-pi.md).
     case pi
 
     /// The frame length it fixes; nil where the codec adapts.
@@ -28,14 +27,6 @@ public enum AudioProfile: String, CaseIterable, Sendable {
         switch self {
         case .standard: nil
         case .pi: 48_000
-        }
-    }
-
-    /// The echo canceller's and preprocessor's block (`CallConfiguration.cleaningBlock`).
-    public var cleaningBlock: FrameLength {
-        switch self {
-        case .standard: .milliseconds(5)
-        case .pi: .milliseconds(10)
         }
     }
 
