@@ -13,8 +13,8 @@ import IntercomDSP
 /// delay its output by one block: 5 ms, where a 10 or 20 ms frame would cost its whole length.
 /// Short blocks are not free: SpeexDSP's canceller does about 1.8 times the instructions a
 /// second on 5 ms blocks as on 10 ms ones. 10 ms blocks were tried for the Pi profile (whose
-/// 20 ms frames wait anyway): offline they cleaned as well or better, but the lab's live calls
-/// scored 0.2-0.3 PESQ-WB lower, for reasons not found (Docs/raspberry-pi.md).
+/// 20 ms frames wait anyway): once the denoiser has heard a few seconds of quiet, on 10 ms
+/// blocks it cuts into speech more (0.25 PESQ-WB in the lab's calls, Docs/acoustic-lab.md).
 final class MicrophoneCleaner {
     /// 5 ms at 48 kHz; frames of 10 and 20 ms hold a whole number of blocks.
     static let preferredBlockSamples = 240
