@@ -1,7 +1,7 @@
 import IntercomCore
 
-/// A preset of the codec for the machine a call runs on; `--frame-ms` and `--bitrate` given
-/// with it still win.
+/// A preset of the codec and the sound cards' period for the machine a call runs on;
+/// `--frame-ms` and `--bitrate` given with it still win.
 public enum AudioProfile: String, CaseIterable, Sendable {
     /// The adaptive codec at its bitrate: 5 ms frames of low-delay CELT while someone speaks on
     /// a clean link, 10 ms with FEC otherwise.

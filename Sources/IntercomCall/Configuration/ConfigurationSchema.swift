@@ -111,10 +111,11 @@ public enum ConfigurationSchema {
         help: "Sound card buffer: the speaker's is kept full, so all of it is delay; raise it if underruns are counted (intercom status).")
     private static let piFrame = AudioProfile.pi.frameMilliseconds.map(String.init) ?? "adaptive"
     private static let piBitrate = AudioProfile.pi.bitrate ?? OpusEncoderConfiguration().bitrate
+    private static let piPeriod = Int(AudioProfile.pi.longestDevicePeriod.milliseconds)
     public static let profile = Setting(
         "audio", "profile", .choice(AudioProfile.allCases.map(\.rawValue)), valueName: "PROFILE",
         default: .string(AudioProfile.standard.rawValue), example: .string(AudioProfile.pi.rawValue),
-        help: "The codec's preset: standard (adaptive frames, the lowest delay) or pi (fixed \(piFrame) ms frames at \(piBitrate) b/s: a quarter of the packets of 5 ms frames). --frame-ms and --bitrate still win.")
+        help: "The codec's and sound cards' preset: standard (adaptive frames, the lowest delay) or pi (fixed \(piFrame) ms frames at \(piBitrate) b/s and \(piPeriod) ms sound-card periods: a quarter of the packets of 5 ms frames, half the device wake-ups, more delay). --frame-ms and --bitrate still win.")
     public static let frameMilliseconds = Setting(
         "audio", "frame-ms", .choice(OpusEncoderConfiguration.allowedFrameMilliseconds.map(String.init)), valueName: "MS",
         defaultText: "adaptive, 5 ms of low-delay CELT while someone speaks on a clean link, 10 ms with FEC otherwise; 10 from a file; \(piFrame) with --profile pi",
