@@ -1,10 +1,10 @@
-"""Runs one of the harness's entry points: `python scripts/harness bench|soak ARGS...`
-(scripts/bench and scripts/soak do)."""
+"""Runs one of the harness's entry points: `python scripts/harness bench|soak|hot_functions ARGS...`
+(scripts/bench, scripts/soak and scripts/hot-functions do)."""
 import importlib
 import sys
 from pathlib import Path
 
-ENTRY_POINTS = ("bench", "soak")
+ENTRY_POINTS = ("bench", "soak", "hot_functions")
 
 if __name__ == "__main__":
     # Run as a directory, Python puts scripts/harness first on the path; the package is
