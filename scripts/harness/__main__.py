@@ -1,10 +1,10 @@
-"""Runs one of the harness's entry points: `python scripts/harness bench|soak|hot_functions ARGS...`
-(scripts/bench, scripts/soak and scripts/hot-functions do)."""
+"""Runs one of the harness's entry points: `python scripts/harness bench|soak|hot_functions|room_echo ARGS...`
+(scripts/bench, scripts/soak, scripts/hot-functions and scripts/room-echo do)."""
 import importlib
 import sys
 from pathlib import Path
 
-ENTRY_POINTS = ("bench", "soak", "hot_functions")
+ENTRY_POINTS = ("bench", "soak", "hot_functions", "room_echo")
 
 if __name__ == "__main__":
     # Run as a directory, Python puts scripts/harness first on the path; the package is
