@@ -17,7 +17,6 @@ takes to come back within 3 dB of what it was before.
 import argparse
 import os
 import signal
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from .bench import UTTERANCES
-from .lab.audio import SCRIPT, AudioLab
+from .lab.audio import AudioLab
 from .lab.processes import Ports
 from .measure import signals
 from .measure.signals import RATE
@@ -48,13 +47,6 @@ def arguments():
     return parser.parse_args()
 
 
-def lab_tool(lab, *args):
-    """Runs an audio-lab command that starts a helper owned by this process; its PID."""
-    out = subprocess.run([str(SCRIPT), *args, "--dir", str(lab.dir), "--owner", str(os.getpid())],
-                         capture_output=True, text=True, check=True).stdout
-    return int(out.split()[-1])
-
-
 class RoomCalls:
     def __init__(self, lab, binary, workdir, extra, path_args):
         self.lab, self.binary, self.workdir, self.extra, self.path_args = lab, binary, workdir, extra, path_args
@@ -68,7 +60,7 @@ class RoomCalls:
         """A's speaker during one call (the room's path started with it): the samples."""
         lab, work = self.lab, self.workdir
         a_port, b_port = self.ports.take(2)
-        path = lab_tool(lab, "room", "--from", "spk_b", "--into", "mic_b", *self.path_args)
+        path = lab.start_helper("room", "--from", "spk_b", "--into", "mic_b", *self.path_args)
         common = [self.binary, "--no-discovery", "--unencrypted", *self.extra]
         b = lab.proc([*common, "--port", str(b_port), "--capture", lab.pcm("mic_b"), "--playback", lab.pcm("spk_b"),
                       "--duration", f"{CALL_SECONDS + 3:.0f}", *([] if cancelling else ["--no-aec"])],
@@ -125,7 +117,7 @@ def main():
     reductions = []
     try:
         if args.busy:
-            lab_tool(lab, "busy")
+            lab.start_helper("busy")
         calls = RoomCalls(lab, os.path.abspath(args.binary), workdir, args.intercom_args, path_args)
         for run in range(args.runs):
             on, off = calls.heard_back(True, f"on{run}"), calls.heard_back(False, f"off{run}")

@@ -55,6 +55,13 @@ class AudioLab:
     def inject(self, wav, device, log):
         return self.proc(["paplay", "--latency-msec=20", "-d", device, str(wav)], log)
 
+    def start_helper(self, *args):
+        """Starts an audio-lab helper that lives until it is stopped by PID, the lab stops or
+        this process ends (`room`, `busy`): its PID."""
+        out = subprocess.run([str(SCRIPT), *args, "--dir", str(self.dir), "--owner", str(os.getpid())],
+                             capture_output=True, text=True, check=True).stdout
+        return int(out.split()[-1])
+
     def unplug(self, device):
         subprocess.run([str(SCRIPT), "unplug", device, "--dir", str(self.dir)], check=True, capture_output=True)
 
