@@ -3,7 +3,7 @@ import IntercomCore
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     @Suite struct CallBadInputTests {
         /// Plain RTP's parsers (`--unencrypted`), and an encrypted call, where nothing unauthenticated
         /// gets past the tag check.

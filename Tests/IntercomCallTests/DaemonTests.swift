@@ -4,7 +4,7 @@ import IntercomCore
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// `intercom daemon` started as systemd would: no terminal, its own session, stdin from /dev/null.
     @Suite struct DaemonTests {
         /// A daemon and the paths it uses; stopped by its PID.

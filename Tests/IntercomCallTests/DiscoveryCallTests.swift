@@ -4,7 +4,7 @@ import IntercomCore
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// Calls in the LAN lab (network namespaces, each with its own avahi-daemon), with no
     /// addresses typed: peers find each other by mDNS.
     @Suite(.enabled(if: LANLab.isAvailable, "the LAN lab needs root and the tools scripts/setup installs"))

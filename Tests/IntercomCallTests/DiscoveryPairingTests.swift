@@ -5,7 +5,7 @@ import IntercomSecurity
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// Two devices in the LAN lab, each with its own identity: found but not called until they
     /// pair, by mDNS alone, while their daemons run; then they call each other.
     @Suite(.enabled(if: LANLab.isAvailable, "the LAN lab needs root and the tools scripts/setup installs"))

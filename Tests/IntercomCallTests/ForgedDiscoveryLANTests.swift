@@ -4,7 +4,7 @@ import IntercomCore
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// Forged mDNS in the LAN lab, with real avahi-daemons: a third host, a stranger, sends
     /// goodbyes for one peer's service (to the LAN's multicast group and to the other peer
     /// alone), then records that move the service to a port of its choosing, while the two

@@ -6,7 +6,7 @@ import Logging
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// mDNS is not authenticated: anyone on the LAN can send a goodbye for a peer's service, or a
     /// record that moves it to another port. In an encrypted call neither ends the peer's session
     /// nor moves it; only silence, an authenticated BYE or an authenticated packet from elsewhere do.

@@ -3,7 +3,7 @@ import IntercomCore
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// A stranger on the LAN against a plain-RTP peer (`--unencrypted`, where nothing
     /// authenticates a datagram, so every table is open to it), as real datagrams to a real
     /// process: whatever it sends costs a fixed amount, and a real call still plays.
@@ -230,7 +230,7 @@ extension EndToEndTests {
         }
 
         @Test func aHostileNameCannotRewriteTheStatusScreen() throws {
-            let tmux = TerminalTests.Tmux()
+            let tmux = EndToEndTests.TerminalTests.Tmux()
             let port = freeUDPPort()
             let command = "XDG_STATE_HOME=\(ChildProcess.sharedStateHome) \(ChildProcess.intercomPath) --unencrypted --no-discovery --port \(port) --mode ptt --name door; echo EXITED $?; sleep 30"
             _ = try tmux.run(["new-session", "-d", "-s", "names", "-x", "100", "-y", "20", command])

@@ -9,7 +9,7 @@ extension EndToEndTests {
     /// How loud a paired device plays, remembered with it (`intercom volume`, `mute`,
     /// `unmute`): applied to a running call within 2 s and to every later call from its first packet.
     @Suite struct ListeningCallTests {
-        typealias Device = SecureCallTests.Device
+        typealias Device = NetworkEndToEndTests.SecureCallTests.Device
 
         /// A steady tone, so that a level is a level: 16 s of 440 Hz at 0.2 (the commands take
         /// their time on a loaded machine; the checks need 2 s after the last one).

@@ -9,7 +9,7 @@ extension EndToEndTests {
     /// `intercom page` between real processes: the page plays over another device, which the
     /// receiver turns down by 15 dB while it sounds and brings back within 300 ms after.
     @Suite struct PageCallTests {
-        typealias Device = SecureCallTests.Device
+        typealias Device = NetworkEndToEndTests.SecureCallTests.Device
 
         static func tone(_ frequency: Double, seconds: Double, amplitude: Double = 0.2) -> [Float] {
             (0..<Int(seconds * 48_000)).map { Float(amplitude * sin(2 * Double.pi * frequency * Double($0) / 48_000)) }
@@ -101,7 +101,7 @@ extension EndToEndTests {
                 return (names[index], try ChildProcess.intercom(arguments))
             }
             for port in ports { try #require(waitForUDPListener(port: port)) }
-            let daemon = try DaemonTests.RunningDaemon(port: freeUDPPort(), peer: ports[0], extra: devices[0].arguments + [
+            let daemon = try NetworkEndToEndTests.DaemonTests.RunningDaemon(port: freeUDPPort(), peer: ports[0], extra: devices[0].arguments + [
                 "--peer", "127.0.0.1:\(ports[1])", "--name", names[0], "--mode", "ptt",
                 "--input-file", try Self.wav([Float](repeating: 0, count: 48_000 * 80), "daemon-silence.wav"),
             ])

@@ -11,7 +11,7 @@ final class Box<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// `intercom pair` between real processes, each with a state directory of its own.
     @Suite struct PairingTests {
         typealias Device = SecureCallTests.Device

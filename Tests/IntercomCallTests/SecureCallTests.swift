@@ -6,7 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// Encrypted calls between real processes, and a stranger on the LAN who records, replays,
     /// tampers, spoofs and floods.
     @Suite struct SecureCallTests {

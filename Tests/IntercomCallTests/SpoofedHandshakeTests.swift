@@ -4,7 +4,7 @@ import IntercomSecurity
 import Testing
 import TestSupport
 
-extension EndToEndTests {
+extension NetworkEndToEndTests {
     /// A stranger who sends handshake initiations "from" each peer's own address (a raw socket
     /// sets the source port) while two paired devices that call each other set up their call.
     @Suite(.enabled(if: geteuid() == 0, "spoofing a source port needs a raw socket (root)"))

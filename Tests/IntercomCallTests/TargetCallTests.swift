@@ -10,7 +10,7 @@ extension EndToEndTests {
     /// Rooms and targets between real processes: what a device says to a room or to one
     /// device reaches those devices only; the others' machines get none of it.
     @Suite struct TargetCallTests {
-        typealias Device = SecureCallTests.Device
+        typealias Device = NetworkEndToEndTests.SecureCallTests.Device
 
         struct Listener {
             let name: String
