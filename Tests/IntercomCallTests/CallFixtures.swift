@@ -5,14 +5,14 @@ import Testing
 import TestSupport
 
 /// Tests that run real `intercom` processes in real time and judge what a listener hears
-/// (sound cards, echo, delay, levels, daemons' calls), one at a time.
+/// (sound cards, echo, delay, levels, pages and targets), one at a time.
 @Suite(.serialized) enum EndToEndTests {}
 
 /// Tests that run real `intercom` processes in real time and judge what crosses the network
 /// and how a daemon lives (pairing, discovery, forged and hostile packets, signals, its status
 /// socket), one at a time, beside `EndToEndTests`:
 /// two lanes, each a call at a time, fit the two cores the suite runs on and the load the
-/// calls' margins are set for (one busy core), and halve the suite's time against one lane.
+/// calls' margins are set for (one busy core), and nearly halve the time these tests take.
 @Suite(.serialized) enum NetworkEndToEndTests {}
 
 /// What two-process call tests share: reading outputs and stats, and judging them.

@@ -67,7 +67,7 @@ class RoomCalls:
                      work / f"{tag}-b.log")
         a = lab.proc([*common, "--port", str(a_port), "--peer", f"127.0.0.1:{b_port}", "--capture", lab.pcm("mic_a"),
                       "--playback", lab.pcm("spk_a"), "--duration", f"{CALL_SECONDS + 2:.0f}"], work / f"{tag}-a.log")
-        time.sleep(1.0)
+        time.sleep(RECORDING_AFTER_S)
         recording = work / f"{tag}-heard.raw"
         recorder = lab.proc(["parec", "--latency-msec=20", "-d", "spk_a.monitor", "--raw", "--rate=48000",
                              "--channels=1", "--format=s16le", str(recording)], work / f"{tag}-record.log")
@@ -99,7 +99,10 @@ def back_within(on, off, change_s):
     typical = np.median([energy(off[s:s + WINDOW]) for s in range(0, end, WINDOW)])
     def talking(s):
         return energy(off[s:s + WINDOW]) >= typical / 10 ** 1.5
-    before = np.median([reduction(on, off, s, s + WINDOW) for s in range(change - 2 * RATE, change, WINDOW) if talking(s)])
+    judged_before = [reduction(on, off, s, s + WINDOW) for s in range(change - 2 * RATE, change, WINDOW) if talking(s)]
+    if not judged_before:
+        raise RuntimeError("the talker is silent in the two seconds before the change: move --change-at")
+    before = np.median(judged_before)
     for start in range(change, end, WINDOW):
         judged = [s for s in range(start, min(start + RATE, end), WINDOW) if talking(s)]
         if talking(start) and all(reduction(on, off, s, s + WINDOW) >= before - 3 for s in judged):
@@ -111,6 +114,9 @@ def main():
     args = arguments()
     if (args.change_at is None) != (args.to is None):
         raise SystemExit("room_echo: --change-at and --to go together")
+    if args.change_at is not None and not RECORDING_AFTER_S + 2 <= args.change_at <= CALL_SECONDS - 1:
+        raise SystemExit(f"room_echo: --change-at must leave two seconds of the recording before it and one "
+                         f"after: {RECORDING_AFTER_S + 2:.0f} to {CALL_SECONDS - 1:.0f} s")
     path_args = ["--room", args.room, *(["--change-at", str(args.change_at), "--to", args.to] if args.to else [])]
     workdir = Path(tempfile.mkdtemp(prefix="intercom-room-echo-"))
     lab = AudioLab(workdir, bus=[], prefix="room")
