@@ -43,6 +43,9 @@ public struct CallStatistics: Codable, Sendable {
     /// restart, or timestamps off by more than 8 ms before the signals found the echo, by more
     /// than 100 ms after): each makes it learn the echo path again.
     public var echoReferenceResyncs = 0
+    /// Times the timestamps had been off long enough to re-sync while the canceller still
+    /// cancelled the echo where the reference was: not followed.
+    public var echoReferenceResyncsRefused = 0
     /// Times the reference moved to follow the echo the signals found (an underrun moved it),
     /// so that the canceller's filter still fits.
     public var echoDelayCorrections = 0
@@ -167,6 +170,7 @@ public struct CallStatistics: Codable, Sendable {
         outputStartNs = outputStart
         talkKeyPressesNs = talkKeyPresses
         echoReferenceResyncs = captureCounters.echoReferenceResyncs.load(ordering: .relaxed)
+        echoReferenceResyncsRefused = captureCounters.echoReferenceResyncsRefused.load(ordering: .relaxed)
         echoDelayCorrections = captureCounters.echoDelayCorrections.load(ordering: .relaxed)
         echoMovesRefused = captureCounters.echoMovesRefused.load(ordering: .relaxed)
         let callStart = captureCounters.firstFrameCaptureTime.load(ordering: .relaxed)

@@ -153,6 +153,7 @@ final class CapturePipeline {
         if cleaner.cancelsEcho {
             echoAlignment.echoPredicted(cleaner.echoPrediction)
             counters.echoReferenceResyncs.store(echoAlignment.resyncs, ordering: .relaxed)
+            counters.echoReferenceResyncsRefused.store(echoAlignment.refusedResyncs, ordering: .relaxed)
             counters.echoMovesRefused.store(echoAlignment.refusedEstimates, ordering: .relaxed)
             if echoAlignment.corrections != counters.echoDelayCorrections.load(ordering: .relaxed) {
                 if let move = echoAlignment.lastMove { counters.recordEchoMove(move, number: echoAlignment.corrections - 1) }
@@ -374,10 +375,12 @@ final class CaptureStatistics: Sendable {
     let codecMode = Atomic<CodecMode>(.fixed)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
-    /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`),
+    /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`)
+    /// and times it refused to while the canceller held (`refusedResyncs`),
     /// times it followed the echo (`EchoAlignment.corrections`), and the echo's delay behind
     /// it in samples (`unknownEchoDelay` until the signals find it).
     let echoReferenceResyncs = Atomic<Int>(0)
+    let echoReferenceResyncsRefused = Atomic<Int>(0)
     let echoDelayCorrections = Atomic<Int>(0)
     /// The first `echoMoves.count` of those moves, in order: what explains a canceller's bad
     /// moment in a call's figures.

@@ -25,6 +25,8 @@ public struct MicrophoneChainRun {
         /// CPU seconds spent in each stage, in the order they run.
         public var stageSeconds: [(stage: String, seconds: Double)] = []
         public var echoReferenceResyncs = 0
+        /// Re-syncs the timestamps called for while the canceller held, not made.
+        public var echoReferenceResyncsRefused = 0
         public var echoDelayCorrections = 0
         /// Moves the delay estimator called for that the canceller's prediction refuted.
         public var echoMovesRefused = 0
@@ -122,6 +124,7 @@ public struct MicrophoneChainRun {
         report.stageSeconds = timers.totals.filter { $0.stage != "low-delay encoder" || lowDelay != nil }
             .filter { $0.stage != "echo alignment" || cleaner.cancelsEcho }
         report.echoReferenceResyncs = alignment.resyncs
+        report.echoReferenceResyncsRefused = alignment.refusedResyncs
         report.echoDelayCorrections = alignment.corrections
         report.echoMovesRefused = alignment.refusedEstimates
         report.echoDelayMilliseconds = alignment.echoDelaySamples.map { MediaTime.milliseconds(samples: Double($0)) }

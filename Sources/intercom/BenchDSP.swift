@@ -78,7 +78,7 @@ struct BenchDSP: ParsableCommand {
         print("\(Self.column("all stages")) \((total / report.audioSeconds * 1000).fixed(2)) ms of CPU per s of audio (\((report.audioSeconds / max(total, 1e-9)).fixed(0)) x real time)")
         if configuration.echoCancellation {
             let delay = report.echoDelayMilliseconds.map { "\($0.fixed(1)) ms behind its reference" } ?? "not found"
-            print("echo             \(delay); \(report.echoReferenceResyncs) re-syncs, \(report.echoDelayCorrections) moves followed, \(report.echoMovesRefused) refused")
+            print("echo             \(delay); \(report.echoReferenceResyncs) re-syncs (\(report.echoReferenceResyncsRefused) refused), \(report.echoDelayCorrections) moves followed, \(report.echoMovesRefused) refused")
         }
         let transmitted = Double(report.transmits.filter { $0 }.count) / 100
         print("VOX              would transmit \(transmitted.fixed(1)) s of \(report.audioSeconds.fixed(1)) s")

@@ -116,12 +116,37 @@ import TestSupport
         #expect(abs(end - call.alignment.targetSamples) <= 48, "echo \(end) samples behind the reference")
     }
 
+    /// An echo that comes 150 ms later than the timestamps say (devices whose reported delays
+    /// are short by that much) is moved early in the canceller's tail, and stays there: the
+    /// timestamps, which go on saying what they said, are no reason to move it back, however
+    /// much further from them the move put the reference than a re-sync allows.
+    @Test func anEchoPlacedFarFromWhereTheTimestampsPutItStaysPlaced() throws {
+        let call = try Self.call(seconds: 14, echoDelay: { _ in 7_200 })
+        #expect(call.alignment.corrections == 1)
+        #expect(call.alignment.resyncs == 0)
+        #expect(call.alignment.echoDelaySamples == call.alignment.targetSamples)
+        let end = try #require(Self.delayAtTheEnd(call.references, call.microphones))
+        #expect(abs(end - call.alignment.targetSamples) <= 48, "echo \(end) samples behind the reference")
+    }
+
+    /// The same devices after a restart that made the echo come 150 ms later, as the
+    /// timestamps say: the reference re-syncs once, and the echo is where it was placed again.
+    @Test func aPlacedEchoIsKeptPlacedWhenTheTimestampsReSync() throws {
+        let call = try Self.call(seconds: 16, echoDelay: { $0 < 8 * 48_000 ? 7_200 : 14_400 }, captureOffset: { $0 >= 8 ? -150_000_000 : 0 })
+        #expect(call.alignment.resyncs == 1)
+        #expect(call.alignment.corrections == 1)
+        try Self.expectEchoWhereKept(call)
+    }
+
     /// A call through SpeexDSP's canceller: the far end's paragraph reaches the microphone
     /// through a short reverberant path 40 ms after it is played, `shift` samples later from
     /// 7 s on (the speaker's or the microphone's stream skipped, and the timestamps do not say
-    /// so), with `near` (a sentence) talking over it from 7 s when given. Returns the echo
-    /// reduction in each quarter second, when each correction came and the moves recorded.
-    static func cancelledCall(shift: Int, near: [Float]? = nil) throws -> (reduction: [Double], corrections: [Double], moves: [EchoMove]) {
+    /// so), with `near` (a sentence) talking over it from 7 s when given, and capture times
+    /// reported `captureOffset(seconds)` late. Returns the echo reduction in each quarter
+    /// second, when each correction came, the moves recorded and the alignment.
+    static func cancelledCall(
+        shift: Int, near: [Float]? = nil, captureOffset: (Double) -> Int64 = { _ in 0 }
+    ) throws -> (reduction: [Double], corrections: [Double], moves: [EchoMove], alignment: EchoAlignment) {
         let far = try SpeechFixture.speech(SpeechFixture.paragraph).map { $0 * 0.6 }
         let canceller = try EchoCanceller(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
         var alignment = EchoAlignment(frameLength: FrameLength(samples: frame), tailMilliseconds: 150)
@@ -147,7 +172,8 @@ import TestSupport
             }
             let echoOnly = microphone
             let correctionsBefore = alignment.corrections
-            alignment.reference(for: microphone, capturedAt: base + UInt64(index - 1) * frameNanoseconds, into: &reference)
+            let captured = Int64(base) + Int64(index - 1) * Int64(frameNanoseconds) + captureOffset(Double(start) / 48_000)
+            alignment.reference(for: microphone, capturedAt: UInt64(captured), into: &reference)
             try canceller.cancel(&microphone, reference: reference)
             alignment.echoPredicted(zip(echoOnly, microphone).map { Int16(clamping: Int($0) - Int($1)) })
             if alignment.corrections != correctionsBefore, let move = alignment.lastMove {
@@ -158,7 +184,7 @@ import TestSupport
             echoEnergy[quarter] += echoOnly.reduce(0) { $0 + Double($1) * Double($1) }
             leftEnergy[quarter] += microphone.reduce(0) { $0 + Double($1) * Double($1) }
         }
-        return (zip(echoEnergy, leftEnergy).map { SignalMeasures.decibels($0, over: max($1, 1)) }, corrections, moves)
+        return (zip(echoEnergy, leftEnergy).map { SignalMeasures.decibels($0, over: max($1, 1)) }, corrections, moves, alignment)
     }
 
     /// The canceller unlearns a moved echo within a few hundred milliseconds and then needs
@@ -180,6 +206,18 @@ import TestSupport
         let after = call.reduction[29..<33]
         let mean = after.reduce(0, +) / Double(after.count)
         #expect(mean >= 15, "echo reduced by \(after.map { Int($0) }) dB after the move")
+    }
+
+    /// Capture times reported 150 ms late for two seconds (a stalled machine) while the
+    /// canceller cancels: off by more than a re-sync allows, but the echo stays where the
+    /// canceller learned it, so nothing moves and the canceller goes on cancelling.
+    @Test func timestampsFarOffWhileTheCancellerHoldsMoveNothing() throws {
+        let call = try Self.cancelledCall(shift: 0, captureOffset: { (8..<10).contains($0) ? 150_000_000 : 0 })
+        #expect(call.alignment.resyncs == 0)
+        #expect(call.alignment.refusedResyncs >= 1)
+        #expect(call.corrections.isEmpty, "corrections at \(call.corrections) s")
+        let during = call.reduction[32..<44]
+        #expect(during.allSatisfy { $0 >= 15 }, "echo reduced by \(during.map { Int($0) }) dB from 8 to 11 s")
     }
 
     /// The near end talking over a converged canceller leaves much of the microphone

@@ -7,7 +7,9 @@
 /// position moves with it, so the canceller's filter still fits; when only the timestamps
 /// move (a loaded machine), nothing moves. A first delay outside `window` (too close to
 /// leading the reference, or so late that the room's reverberation no longer fits the
-/// canceller's tail) is moved to `targetSamples`.
+/// canceller's tail) is moved to `targetSamples`. The timestamps move the reference only
+/// further than the signals can see (a device restart), judged from where the moves left it,
+/// and never while the canceller still cancels the echo where it is.
 ///
 /// Moves are put right to the sample and fast, since the canceller unlearns a moved echo
 /// within a few hundred milliseconds (`EchoMoveTracker`): the canceller's prediction of each
@@ -59,6 +61,8 @@ public struct EchoAlignment: Sendable {
 
     /// Times the timestamps moved the reference (`EchoReferenceTimeline.resyncs`).
     public var resyncs: Int { timeline.resyncs }
+    /// Times they would have while the canceller still cancelled the echo where it was.
+    public var refusedResyncs: Int { timeline.refusedResyncs }
 
     /// Records a frame the speaker plays from `playTime` (monotonic nanoseconds) on.
     public mutating func played(_ frame: [Int16], at playTime: UInt64) {
@@ -71,7 +75,11 @@ public struct EchoAlignment: Sendable {
         for index in self.microphone.indices { self.microphone[index] = index < microphone.count ? microphone[index] : 0 }
         self.captureTime = captureTime
         let resyncsBefore = timeline.resyncs
-        timeline.reference(capturedAt: captureTime, into: &output)
+        // While the canceller cancels the echo where the reference is, the timestamps, however
+        // far off, have not seen the echo move: a loaded machine reports them late or early for
+        // seconds (or a device reports delays shorter than they are, once a move placed the
+        // echo), and a re-sync there would throw away what the canceller learned.
+        timeline.reference(capturedAt: captureTime, into: &output, echoStaysPut: moveTracker.cancellerHolds)
         if timeline.resyncs != resyncsBefore { moveTracker.restart() }
         if timeline.resyncs != resyncsBefore, echoDelaySamples != nil {
             // The timestamps moved the reference further than the signals could see: what

@@ -12,6 +12,9 @@
 /// (seen with 10 ms periods through ALSA's pulse plugin), and each re-sync makes the canceller
 /// learn the echo path again. The timeline's clock follows the card's slowly, so a card whose
 /// clock drifts against the monotonic clock (by a few hundred ppm) never makes it re-sync.
+/// Where the signals moved the read position (`moveRead`), the timestamps are judged from
+/// there on from where it was moved to: a placed echo is not put back where the timestamps
+/// first said, 100 ms later, again and again.
 public struct EchoReferenceTimeline: Sendable {
     public let frameSamples: Int
     public let sampleRate: Int
@@ -31,6 +34,10 @@ public struct EchoReferenceTimeline: Sendable {
     private var anchorTime: UInt64?
     private var nextWriteIndex: Int64 = 0
     private var readIndex: Int64?
+    /// How far the signals moved the read position from where the timestamps put it
+    /// (`moveRead`): the devices' reported delays are off from the echo's by that much, and
+    /// stay so. The timestamps are judged, and a re-sync lands, that far from where they say.
+    private var readOffset: Int64 = 0
     /// Capture time of the first frame of the current run of frames read too far off.
     private var offSince: UInt64?
     /// The share of each played frame's slip the timeline's clock follows (1/64: at 500 ppm
@@ -42,6 +49,9 @@ public struct EchoReferenceTimeline: Sendable {
 
     /// Times the read position jumped to follow the devices.
     public private(set) var resyncs = 0
+    /// Times the timestamps had been off long enough to re-sync while the echo stayed where the
+    /// reference was (`echoStaysPut`): not followed.
+    public private(set) var refusedResyncs = 0
     /// Whether the echo's delay is known from the signals (`EchoAlignment`): the timestamps then
     /// move the read position, or put silence in for a pause of the speaker, only when they are
     /// off by more than the signals can see (`lockedResyncSamples`, a device restart), since
@@ -103,19 +113,26 @@ public struct EchoReferenceTimeline: Sendable {
     }
 
     /// `reference(capturedAt:)` into `output`, replacing what it held: a caller that keeps it
-    /// from frame to frame allocates nothing.
-    public mutating func reference(capturedAt captureTime: UInt64, into output: inout [Int16]) {
+    /// from frame to frame allocates nothing. `echoStaysPut` says that the signals see the echo
+    /// still where the reference is (the canceller cancels it): timestamps that have been off
+    /// long enough to re-sync are then taken to be off, and judged from where they are now.
+    public mutating func reference(capturedAt captureTime: UInt64, into output: inout [Int16], echoStaysPut: Bool = false) {
         output.removeAll(keepingCapacity: true)
         output.append(contentsOf: repeatElement(0, count: frameSamples))
         guard let anchorTime else { return }
-        let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples)
+        let ideal = anchorIndex + samples(Int64(captureTime) - Int64(anchorTime)) - Int64(safetyMarginSamples) + readOffset
         let limit = isLockedBySignals ? lockedResyncSamples : resyncSamples
         if let current = readIndex, abs(ideal - current) > Int64(limit) {
             let since = offSince ?? captureTime
             offSince = since
             if captureTime >= since + resyncAfter {
-                resyncs += 1
-                readIndex = ideal
+                if echoStaysPut {
+                    readOffset += current - ideal
+                    refusedResyncs += 1
+                } else {
+                    resyncs += 1
+                    readIndex = ideal
+                }
                 offSince = nil
             }
         } else {
@@ -138,6 +155,7 @@ public struct EchoReferenceTimeline: Sendable {
     public mutating func moveRead(bySamples samples: Int) {
         guard let current = readIndex else { return }
         readIndex = current + Int64(samples)
+        readOffset += Int64(samples)
         offSince = nil
     }
 
