@@ -285,9 +285,17 @@ public final class Call: @unchecked Sendable {
         }
     }
 
+    /// Whether the call's threads run at the real-time priority they ask for: false when
+    /// any was refused it (a user without RLIMIT_RTPRIO), nil until they have all asked.
+    public var threadsRunInRealTime: Bool? {
+        let granted = threads.withLock { $0.map(\.runsInRealTime) }
+        if granted.contains(false) { return false }
+        return granted.isEmpty || granted.contains(nil) ? nil : true
+    }
+
     /// Figures for the stats file and status displays.
     public func statistics() -> CallStatistics {
-        CallStatistics(
+        var figures = CallStatistics(
             playback: playback.snapshot.withLock { $0.detached() },
             network: network.snapshot.read { $0.detached() },
             networkCounters: network.counters,
@@ -302,6 +310,8 @@ public final class Call: @unchecked Sendable {
             discovery: discoveryStatus.load(ordering: .relaxed),
             talkKeyPresses: talkKeyPresses.withLock { $0 }, target: target
         )
+        figures.realtimeThreads = threadsRunInRealTime
+        return figures
     }
 }
 

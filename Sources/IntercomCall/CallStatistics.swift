@@ -68,6 +68,9 @@ public struct CallStatistics: Codable, Sendable {
     public var toPeers = 0
     public var security = SecurityStatistics.unencrypted
     public var runningSeconds = 0.0
+    /// Whether the capture, playback and network threads run at real-time priority (false:
+    /// refused, so a loaded machine can delay them); nil before they have started.
+    public var realtimeThreads: Bool?
     public var discovery = DiscoveryStatus.off
 
     /// A move of the canceller's reference to follow the echo (`EchoMove`).

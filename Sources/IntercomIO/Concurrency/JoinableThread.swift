@@ -11,12 +11,26 @@ public final class JoinableThread: Sendable {
     /// Whoever sets it first joins: pthread_join may be called only once per thread.
     private let joined = Atomic<Bool>(false)
     public let name: String
+    private let scheduling: ThreadScheduling
 
     /// Starts `body` at once on a new thread. `realtime` asks for SCHED_FIFO where the
     /// process may have it, and carries on at normal priority where it may not.
     public init(name: String, realtime: Bool = false, _ body: sending @escaping () -> Void) throws(ThreadError) {
         self.name = name
-        thread = try startThread(ThreadBody(name: name, realtime: realtime, body: body))
+        let scheduling = ThreadScheduling()
+        self.scheduling = scheduling
+        thread = try startThread(ThreadBody(name: name, realtime: realtime, scheduling: scheduling, body: body))
+    }
+
+    /// Whether the thread runs at the real-time priority it asked for; nil until it has
+    /// asked, and for a thread that did not. A loaded machine delays a thread at normal
+    /// priority by milliseconds at a time: the figures that explain an audio fault.
+    public var runsInRealTime: Bool? {
+        switch scheduling.state.load(ordering: .acquiring) {
+        case ThreadScheduling.realtime: true
+        case ThreadScheduling.refused: false
+        default: nil
+        }
     }
 
     /// Waits for the thread's body to return. Safe to call more than once.
@@ -31,7 +45,7 @@ public final class JoinableThread: Sendable {
 /// Starts `body` on a new thread nobody waits for: for work that ends by itself (its own
 /// timeout) and whose owner must not wait for it when stopping.
 public func startDetachedThread(name: String, _ body: sending @escaping () -> Void) throws(ThreadError) {
-    pthread_detach(try startThread(ThreadBody(name: name, realtime: false, body: body)))
+    pthread_detach(try startThread(ThreadBody(name: name, realtime: false, scheduling: ThreadScheduling(), body: body)))
 }
 
 /// Starts a thread running `body`, which it owns until it returns.
@@ -56,14 +70,24 @@ public struct ThreadError: Error, CustomStringConvertible {
     public var description: String { "could not start the \(name) thread: \(String(cString: strerror(code)))" }
 }
 
+/// What a thread that asked for real-time priority got, written by the thread itself.
+private final class ThreadScheduling: Sendable {
+    static let unknown = 0
+    static let realtime = 1
+    static let refused = 2
+    let state = Atomic<Int>(ThreadScheduling.unknown)
+}
+
 private final class ThreadBody {
     let name: String
     let realtime: Bool
+    let scheduling: ThreadScheduling
     let body: () -> Void
 
-    init(name: String, realtime: Bool, body: @escaping () -> Void) {
+    init(name: String, realtime: Bool, scheduling: ThreadScheduling, body: @escaping () -> Void) {
         self.name = name
         self.realtime = realtime
+        self.scheduling = scheduling
         self.body = body
     }
 
@@ -73,7 +97,8 @@ private final class ThreadBody {
         _ = intercom_name_this_thread(String(decoding: name.utf8.prefix(15), as: UTF8.self))
         if realtime {
             var parameters = sched_param(sched_priority: realtimePriority)
-            _ = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters)
+            let granted = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
+            scheduling.state.store(granted ? ThreadScheduling.realtime : ThreadScheduling.refused, ordering: .releasing)
         }
         body()
     }

@@ -57,4 +57,20 @@ import Testing
             #expect(seen.helper.policy == Int32(SCHED_OTHER))
         }
     }
+
+    /// A thread says whether it got the real-time priority it asked for, as the process may
+    /// have it or not; one that did not ask says nothing.
+    @Test func aThreadSaysWhetherItRunsInRealTime() throws {
+        let seen = Seen()
+        try JoinableThread(name: "probe") {
+            var parameters = sched_param(sched_priority: 1)
+            seen.allowed = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
+        }.join()
+        let asking = try JoinableThread(name: "asking", realtime: true) {}
+        asking.join()
+        #expect(asking.runsInRealTime == seen.allowed)
+        let plain = try JoinableThread(name: "plain") {}
+        plain.join()
+        #expect(plain.runsInRealTime == nil)
+    }
 }
