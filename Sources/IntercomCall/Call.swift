@@ -37,6 +37,8 @@ public final class Call: @unchecked Sendable {
     /// The running threads; held while the call starts or stops, so that two stops (a signal's
     /// and the owner's) do not both join.
     private let threads = Mutex<[JoinableThread]>([])
+    /// `threadsRunInRealTime` of the threads a stop joined (taken under `threads`' lock).
+    private let stoppedThreadsRanInRealTime = Mutex<Bool?>(nil)
     private let startedAt = SystemClock.monotonicNanoseconds()
     /// CLOCK_REALTIME nanoseconds of the talk key's presses as the call got them, the first
     /// `Self.talkKeyPressesKept`: what a measurement from outside times the far end's ear from.
@@ -263,6 +265,8 @@ public final class Call: @unchecked Sendable {
             stopNetwork.value.store(true, ordering: .relaxed)
             poller.wake()
             for thread in threads { thread.join() }
+            let ranInRealTime = Self.runInRealTime(threads)
+            stoppedThreadsRanInRealTime.withLock { $0 = ranInRealTime }
             threads.removeAll()
             finish()
         }
@@ -287,8 +291,13 @@ public final class Call: @unchecked Sendable {
 
     /// Whether the call's threads run at the real-time priority they ask for: false when
     /// any was refused it (a user without RLIMIT_RTPRIO), nil until they have all asked.
+    /// Once the call has stopped, what they ran at.
     public var threadsRunInRealTime: Bool? {
-        let granted = threads.withLock { $0.map(\.runsInRealTime) }
+        threads.withLock { $0.isEmpty ? stoppedThreadsRanInRealTime.withLock { $0 } : Self.runInRealTime($0) }
+    }
+
+    private static func runInRealTime(_ threads: [JoinableThread]) -> Bool? {
+        let granted = threads.map(\.runsInRealTime)
         if granted.contains(false) { return false }
         return granted.isEmpty || granted.contains(nil) ? nil : true
     }

@@ -142,6 +142,8 @@ extension EndToEndTests {
             #expect(try await nearTalker?.finished(within: 30) ?? 0 == 0)
             try await Self.leave([("a", a), ("b", b)])
             let (statsA, statsB) = (try CallFixtures.readStats(aStats), try CallFixtures.readStats(bStats))
+            // Each call's threads said what priority they ran at, whichever it was.
+            #expect(statsA.realtimeThreads != nil && statsB.realtimeThreads != nil)
             print("lab echo call (cancelling \(echoCancellation)): A received \(statsA.received), concealed \(statsA.concealed), late \(statsA.late), lost \(statsA.lost); A's speaker underruns \(statsA.playbackDevice?.xruns ?? 0); real-time threads: A \(statsA.realtimeThreads.map { "\($0)" } ?? "unknown"), B \(statsB.realtimeThreads.map { "\($0)" } ?? "unknown")")
             print("lab echo call (cancelling \(echoCancellation)): B's reference re-synced \(statsB.echoReferenceResyncs) times (refused \(statsB.echoReferenceResyncsRefused)) and followed the echo \(statsB.echoDelayCorrections) times (echo \(statsB.echoDelayMs.map { "\($0) ms" } ?? "not found") behind it); B's microphone overruns \(statsB.captureDevice?.xruns ?? 0), speaker underruns \(statsB.playbackDevice?.xruns ?? 0); \(statsB.echoMovesRefused) moves refused; moves: \(statsB.echoMoves.map { "\($0.ms) ms at \($0.atSeconds) s by \($0.finder)" })")
             let microphone = try await offTheRunner { try microphoneRecorder.map { try lab.finishRecording($0, path: microphonePath) } }
