@@ -72,7 +72,7 @@ final class NetworkLoop {
             _ = try? poller.wait(timeoutNanoseconds: session.waitBeforeTick(now: SystemClock.monotonicNanoseconds()))
             for change in directory.take() { session.directoryChanged(change, now: SystemClock.monotonicNanoseconds(), output: &output) }
             collectHandshakes()
-            receiveAll()
+            receiveBatch()
             sendQueuedAudio()
         }
         sendQueuedAudio()
@@ -110,8 +110,15 @@ final class NetworkLoop {
         }
     }
 
-    private func receiveAll() {
-        while true {
+    /// Most datagrams read in one turn of the loop. A stranger can send faster than the loop
+    /// reads: reading until the socket is empty would then hold our own audio in the outbox,
+    /// and the session's ticks, for as long as the flood lasts. The rest waits in the socket
+    /// (poll is level-triggered: the next turn starts at once). A call's own traffic is a few
+    /// datagrams a turn.
+    static let datagramsPerTurn = 64
+
+    private func receiveBatch() {
+        for _ in 0..<Self.datagramsPerTurn {
             let received: (count: Int, from: SocketAddress)?
             do {
                 received = try socket.receive(into: &buffer, senders: &senders)
