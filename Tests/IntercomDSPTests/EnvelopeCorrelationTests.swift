@@ -26,4 +26,22 @@ import TestSupport
         #expect(damaged < 0.8, "\(damaged)")
         #expect(different < 0.5, "\(different)")
     }
+
+    /// One dropout of a fifth of a second in the middle of a sentence (an underrun's digital
+    /// silence) is told apart from the sound: the envelopes still match where it is heard, and
+    /// the dropout is its share of the speech; every other 100 ms gone drops out of half of it.
+    @Test func aDropoutIsToldApartFromTheSound() throws {
+        let speech = try SpeechFixture.speech(SpeechFixture.sentence)
+        let middle = speech.count / 2
+        let dropped = speech.enumerated().map { (middle..<(middle + 9_600)).contains($0.offset) ? 0 : $0.element }
+        let chopped = speech.enumerated().map { $0.offset / 4_800 % 2 == 0 ? $0.element : 0 }
+
+        let withDropout = SignalMeasures.envelopeCorrelationAndDropouts(speech[...], dropped[...])
+        let choppedUp = SignalMeasures.envelopeCorrelationAndDropouts(speech[...], chopped[...])
+        #expect(withDropout.correlation > 0.97, "\(withDropout)")
+        #expect(withDropout.dropouts > 0.02 && withDropout.dropouts < 0.12, "\(withDropout)")
+        #expect(choppedUp.dropouts > 0.4, "\(choppedUp)")
+        // Taken whole, the one dropout outweighs the rest, as CI's run showed.
+        #expect(SignalMeasures.envelopeCorrelation(speech[...], dropped[...]) < withDropout.correlation)
+    }
 }

@@ -25,16 +25,24 @@ import Testing
         var openerAfter = Scheduling()
     }
 
+    /// Whether a thread of this process may run at SCHED_FIFO (root, CAP_SYS_NICE or an
+    /// RLIMIT_RTPRIO), asked of a probe thread.
+    static func mayRunInRealTime() throws -> Bool {
+        let seen = Seen()
+        try JoinableThread(name: "probe") {
+            var parameters = sched_param(sched_priority: 1)
+            seen.allowed = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
+        }.join()
+        return seen.allowed
+    }
+
     /// A sound library's helper thread, started while a device is opened, runs at the audio
     /// threads' priority where the process may have it (root, CAP_SYS_NICE or an
     /// RLIMIT_RTPRIO) and at normal priority where it may not; the opening thread gets its
     /// own scheduling back.
     @Test func aThreadStartedWhileOpeningADeviceGetsTheAudioPriority() throws {
         let seen = Seen()
-        try JoinableThread(name: "probe") {
-            var parameters = sched_param(sched_priority: 1)
-            seen.allowed = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
-        }.join()
+        seen.allowed = try Self.mayRunInRealTime()
         try JoinableThread(name: "opener") {
             seen.openerBefore = Scheduling.current()
             // What a plugin does inside snd_pcm_open: a plain pthread with default attributes.
@@ -61,14 +69,10 @@ import Testing
     /// A thread says whether it got the real-time priority it asked for, as the process may
     /// have it or not; one that did not ask says nothing.
     @Test func aThreadSaysWhetherItRunsInRealTime() throws {
-        let seen = Seen()
-        try JoinableThread(name: "probe") {
-            var parameters = sched_param(sched_priority: 1)
-            seen.allowed = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
-        }.join()
+        let allowed = try Self.mayRunInRealTime()
         let asking = try JoinableThread(name: "asking", realtime: true) {}
         asking.join()
-        #expect(asking.runsInRealTime == seen.allowed)
+        #expect(asking.runsInRealTime == allowed)
         let plain = try JoinableThread(name: "plain") {}
         plain.join()
         #expect(plain.runsInRealTime == nil)
