@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import IntercomCore
 import Synchronization
 
 /// A dedicated OS thread that is joined, not abandoned, when its owner stops it.
@@ -26,10 +27,10 @@ public final class JoinableThread: Sendable {
     /// asked, and for a thread that did not. A loaded machine delays a thread at normal
     /// priority by milliseconds at a time: the figures that explain an audio fault.
     public var runsInRealTime: Bool? {
-        switch scheduling.state.load(ordering: .acquiring) {
-        case ThreadScheduling.realtime: true
-        case ThreadScheduling.refused: false
-        default: nil
+        switch scheduling.grant.load(ordering: .acquiring) {
+        case .granted: true
+        case .refused: false
+        case .notAsked: nil
         }
     }
 
@@ -72,10 +73,12 @@ public struct ThreadError: Error, CustomStringConvertible {
 
 /// What a thread that asked for real-time priority got, written by the thread itself.
 private final class ThreadScheduling: Sendable {
-    static let unknown = 0
-    static let realtime = 1
-    static let refused = 2
-    let state = Atomic<Int>(ThreadScheduling.unknown)
+    enum Grant: AtomicCase {
+        case notAsked, granted, refused
+        static let atomicOrder: [Grant] = [.notAsked, .granted, .refused]
+    }
+
+    let grant = Atomic<Grant>(.notAsked)
 }
 
 private final class ThreadBody {
@@ -98,7 +101,7 @@ private final class ThreadBody {
         if realtime {
             var parameters = sched_param(sched_priority: realtimePriority)
             let granted = pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0
-            scheduling.state.store(granted ? ThreadScheduling.realtime : ThreadScheduling.refused, ordering: .releasing)
+            scheduling.grant.store(granted ? .granted : .refused, ordering: .releasing)
         }
         body()
     }
