@@ -37,6 +37,8 @@ public struct CallStatistics: Codable, Sendable {
     public var rtcpReceived = 0
     /// The loss rate our encoder's in-band FEC is sized for now, following the peers' reports.
     public var fecExpectedLossPercent = 0
+    /// Our encoder's bitrate now: the one chosen, or less while many devices hear us (`ListenerBudget`).
+    public var bitrate = 0
     /// The encoder of our last frame: low delay or robust (adaptive codec), or fixed.
     public var codecMode = CodecMode.fixed
     /// Times the echo canceller's reference jumped to follow the devices' timestamps (a device
@@ -188,6 +190,7 @@ public struct CallStatistics: Codable, Sendable {
         rtpReceived = networkCounters.rtpReceived.load(ordering: .relaxed)
         rtcpReceived = networkCounters.rtcpReceived.load(ordering: .relaxed)
         fecExpectedLossPercent = captureCounters.expectedLossPercent.load(ordering: .relaxed)
+        bitrate = captureCounters.bitrate.load(ordering: .relaxed)
         codecMode = captureCounters.codecMode.load(ordering: .relaxed)
         dropped = Dropped(
             malformed: networkCounters.malformed.load(ordering: .relaxed),

@@ -71,6 +71,9 @@ final class CapturePipeline {
     /// hears every frame, the gate shut or open, to know the level before the press.
     private var clickGuard = TalkKeyClickGuard()
     private var lossAdaptation: LossAdaptation
+    /// The bitrate and frames for the devices our stream goes to.
+    private let listenerBudget: ListenerBudget
+    private var bitrate: Int
     private var lastLossReport = 0
     let counters: CaptureStatistics
     let controls: CaptureControls
@@ -84,6 +87,9 @@ final class CapturePipeline {
         talkTones = configuration.talkTones
         lossAdaptation = LossAdaptation(initialPercent: configuration.encoder.expectedLossPercent)
         counters.expectedLossPercent.store(configuration.encoder.expectedLossPercent, ordering: .relaxed)
+        listenerBudget = ListenerBudget(fullBitrate: configuration.encoder.bitrate)
+        bitrate = configuration.encoder.bitrate
+        counters.bitrate.store(configuration.encoder.bitrate, ordering: .relaxed)
         self.localTones = localTones
         self.source = source
         encoder = try OpusEncoder(configuration: configuration.encoder)
@@ -266,17 +272,26 @@ final class CapturePipeline {
         }
     }
 
-    /// Sizes in-band FEC to the loss the peers report, and tells the codec's mode how the
-    /// link is, when a new report came in.
+    /// Sizes in-band FEC to the loss the peers report, tells the codec's mode how the link
+    /// is, and sets the bitrate and frames for the listeners, when a new report came in.
     private func adaptToReports(now: UInt64) {
         guard let (feedback, count) = linkFeedback.latest(after: lastLossReport) else { return }
         lastLossReport = count
         let fraction = Double(feedback.lossPermille) / 1000
         let jitter = Double(feedback.jitterMicroseconds) / 1000
         modes.reported(fractionLost: fraction, jitterMilliseconds: jitter, now: now)
+        modes.fewListeners = listenerBudget.allowsLowDelay(listeners: feedback.listeners)
         if let percent = lossAdaptation.reported(fractionLost: fraction) {
             try? encoder.setExpectedLoss(percent: percent)
             counters.expectedLossPercent.store(percent, ordering: .relaxed)
+        }
+        let shared = listenerBudget.bitrate(listeners: feedback.listeners)
+        if shared != bitrate {
+            // Within the bitrates Opus takes: the budget never goes above the one the encoders were made with.
+            try? encoder.setBitrate(shared)
+            try? lowDelayEncoder?.setBitrate(shared)
+            bitrate = shared
+            counters.bitrate.store(shared, ordering: .relaxed)
         }
     }
 
@@ -343,12 +358,14 @@ final class CaptureControls: Sendable {
 final class LinkFeedbackChannel: Sendable {
     private let lossPermille = Atomic<Int>(0)
     private let jitterMicroseconds = Atomic<Int>(0)
+    private let listeners = Atomic<Int>(0)
     private let posts = Atomic<Int>(0)
 
     /// Network thread: the worst link the peers report now (also when a peer left and took its report along).
     func post(_ feedback: LinkFeedback) {
         lossPermille.store(feedback.lossPermille, ordering: .relaxed)
         jitterMicroseconds.store(feedback.jitterMicroseconds, ordering: .relaxed)
+        listeners.store(feedback.listeners, ordering: .relaxed)
         // Counted after the figures are stored: the reader takes them when it sees the count change.
         posts.wrappingAdd(1, ordering: .releasing)
     }
@@ -358,7 +375,8 @@ final class LinkFeedbackChannel: Sendable {
         let count = posts.load(ordering: .acquiring)
         guard count != seen else { return nil }
         let feedback = LinkFeedback(
-            lossPermille: lossPermille.load(ordering: .relaxed), jitterMicroseconds: jitterMicroseconds.load(ordering: .relaxed)
+            lossPermille: lossPermille.load(ordering: .relaxed), jitterMicroseconds: jitterMicroseconds.load(ordering: .relaxed),
+            listeners: listeners.load(ordering: .relaxed)
         )
         return (feedback, count)
     }
@@ -375,6 +393,8 @@ final class CaptureStatistics: Sendable {
     let codecMode = Atomic<CodecMode>(.fixed)
     /// The loss rate the encoder's FEC is sized for now.
     let expectedLossPercent = Atomic<Int>(0)
+    /// The Opus bitrate now, in bits per second (`ListenerBudget`).
+    let bitrate = Atomic<Int>(0)
     /// Times the echo reference re-synced with the devices (`EchoReferenceTimeline.resyncs`)
     /// and times it refused to while the canceller held (`refusedResyncs`),
     /// times it followed the echo (`EchoAlignment.corrections`), and the echo's delay behind

@@ -59,7 +59,7 @@ public struct OpusEncoderConfiguration: Equatable, Sendable {
         try Self.check("expected loss (%)", expectedLossPercent, Self.allowedLossPercent)
     }
 
-    private static func check(_ name: String, _ value: Int, _ allowed: ClosedRange<Int>) throws(OpusError) {
+    static func check(_ name: String, _ value: Int, _ allowed: ClosedRange<Int>) throws(OpusError) {
         guard allowed.contains(value) else { throw .invalidSetting(name: name, value: value, allowed: allowed) }
     }
 }

@@ -57,6 +57,12 @@ public final class OpusEncoder {
         try set(INTERCOM_OPUS_SET_PACKET_LOSS_PERC, percent)
     }
 
+    /// Changes the target bitrate, e.g. for the number of devices the stream goes to.
+    public func setBitrate(_ bitsPerSecond: Int) throws(OpusError) {
+        try OpusEncoderConfiguration.check("bitrate", bitsPerSecond, OpusEncoderConfiguration.allowedBitrates)
+        try set(INTERCOM_OPUS_SET_BITRATE, bitsPerSecond)
+    }
+
     /// Encodes one frame of 16-bit PCM. A packet of two bytes or less is a DTX frame that need not be sent.
     public func encode(_ pcm: UnsafeBufferPointer<Int16>) throws(OpusError) -> ArraySlice<UInt8> {
         try checkFrame(pcm.count)

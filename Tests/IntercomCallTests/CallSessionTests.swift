@@ -159,4 +159,26 @@ import Testing
         network.run(for: .seconds(8))
         #expect(network.peers["a"]?.link?.lossPermille == 0)
     }
+
+    /// The encoder is told how many devices its stream goes to (`ListenerBudget`): as peers
+    /// come and go and as the target narrows, within a publish interval.
+    @Test func theEncoderIsToldHowManyDevicesHearItsStream() {
+        var network = SimulatedNetwork(encrypted: true)
+        let others = ["b", "c", "d", "e"]
+        for (index, name) in others.enumerated() {
+            network.add(name, host: UInt8(2 + index)) { $0.rooms = name == "b" ? [GroupName("kitchen")!] : [] }
+        }
+        network.add("a", host: 1, calls: others)
+        network.run(for: .seconds(3))
+        #expect(network.peers["a"]?.link?.listeners == 4)
+        network.remove("e")
+        network.run(for: .seconds(8))
+        #expect(network.peers["a"]?.link?.listeners == 3)
+        let narrowed = network.now
+        network.with("a") { session, time, _ in
+            session.announce(Announcement(target: .room(GroupName("kitchen")!), rooms: []), now: time.monotonic)
+        }
+        network.run(for: .milliseconds(150))
+        #expect(network.peers["a"]?.link?.listeners == 1, "after \((network.now - narrowed) / 1_000_000) ms")
+    }
 }

@@ -125,7 +125,7 @@ public enum ConfigurationSchema {
         "audio", "bitrate", .integer(OpusEncoderConfiguration.allowedBitrates), valueName: "BPS",
         default: .integer(OpusEncoderConfiguration().bitrate),
         defaultText: "\(OpusEncoderConfiguration().bitrate); \(piBitrate) with --profile pi", example: .integer(64_000),
-        help: "Opus bitrate in bits per second.")
+        help: "Opus bitrate in bits per second, for a stream up to three devices hear; one that more hear is coded at about three copies' worth shared among them, never below \(ListenerBudget.lowestSharedBitrate) (each device is sent a copy of its own).")
     public static let forwardErrorCorrection = Setting(
         "audio", "fec", .toggle, default: .boolean(true), example: .boolean(false),
         help: "Send in-band forward error correction.")

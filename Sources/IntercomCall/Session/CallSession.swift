@@ -28,6 +28,8 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
     /// The last report each peer sent of our stream, and when it came.
     private var remoteReports: [Address: (block: ReportBlock, at: UInt64)] = [:]
     private var sentSinceLastReport = false
+    /// The listeners the encoder was last told of (`LinkFeedback.listeners`).
+    private var reportedListeners = 0
     /// The datagram being sealed, kept from packet to packet so that sealing allocates nothing.
     private var sealed: [UInt8] = []
     /// The device keys we had a session with during the call (for `paired`'s last seen).
@@ -394,11 +396,24 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
         if forgotten { reportLinks(output: &output) }
     }
 
-    /// The encoder protects against the worst link among the peers still in the call.
+    /// The encoder protects against the worst link among the peers still in the call, and
+    /// codes for the devices its stream goes to.
     private func reportLinks<Output: CallSessionOutput>(output: inout Output) where Output.Address == Address {
         let worst = remoteReports.values.lazy.map { Int($0.block.fractionLost) * 1000 / 256 }.max() ?? 0
         let worstJitter = remoteReports.values.lazy.map { Int(MediaTime.nanoseconds(samples: Int64($0.block.jitter)) / 1000) }.max() ?? 0
-        output.linkReported(LinkFeedback(lossPermille: worst, jitterMicroseconds: worstJitter))
+        output.linkReported(LinkFeedback(lossPermille: worst, jitterMicroseconds: worstJitter, listeners: reportedListeners))
+    }
+
+    /// The devices our stream goes out to now, each as a copy of its own: peers in the target
+    /// heard from within the keepalive timeout (a named peer that is off costs nothing on the
+    /// air but its address's lookups), with a session in an encrypted call (nothing is sent to
+    /// one without). Allocates nothing.
+    private mutating func listeners(now: UInt64) -> Int {
+        var count = 0
+        for (address, peer) in peers.peers where heardTarget(by: address) != nil && security?.canSend(to: address) != false {
+            if let heard = peer.lastHeard, now - min(now, heard) <= peers.keepaliveTimeout { count += 1 }
+        }
+        return count
     }
 
     /// A source left (BYE, silence, its peer gone): the playback side stops playing it at once.
@@ -523,6 +538,12 @@ struct CallSession<Address: Hashable & Sendable & CustomStringConvertible> {
         rows.update(peers: peers.peers, now: now, security: security, roundTrips: roundTrips, remoteReports: remoteReports, devicesSeen: &devicesSeen)
         var reached = 0
         for address in peers.peers.keys where heardTarget(by: address) != nil { reached += 1 }
+        // Peers came or went, or the target changed: the encoder hears of it within a publish interval.
+        let listening = listeners(now: now)
+        if listening != reportedListeners {
+            reportedListeners = listening
+            reportLinks(output: &output)
+        }
         let figures = NetworkFigures(
             peers: rows.rows, security: security?.statistics ?? .unencrypted, devicesSeen: devicesSeen,
             target: announcement.target.target, reaches: reached

@@ -17,7 +17,7 @@ protocol CallSessionOutput<Address> {
     mutating func perform(_ work: SecureChannel<Address>.Work) -> Bool
     /// A frame of another protocol version, for the log (which the network thread never writes).
     mutating func note(_ notice: SecureChannel<Address>.VersionNotice)
-    /// The worst link the peers report, for the encoder's protection.
+    /// The worst link the peers report and the listeners, for the encoder's protection and bitrate.
     mutating func linkReported(_ feedback: LinkFeedback)
     /// The peers and link figures for displays and the stats file; `waiting` at the end of
     /// the call, else false when a reader holds them (tried again at the next turn).
@@ -39,10 +39,12 @@ struct SentFigures: Sendable {
     var octets: UInt32 = 0
 }
 
-/// The worst loss and jitter the peers still in the call report of our stream.
+/// The worst loss and jitter the peers still in the call report of our stream, and how many
+/// devices our stream goes to now (`ListenerBudget`).
 struct LinkFeedback: Equatable, Sendable {
     var lossPermille: Int
     var jitterMicroseconds: Int
+    var listeners: Int
 }
 
 /// Who owns a stream we hear: in an encrypted call the device key of the session it came in

@@ -41,12 +41,15 @@ extension CodecMode: AtomicCase {
 /// every second and the first after the link became clean may still count loss from before,
 /// so the low-delay path is back within about 2 s of the link becoming clean. Low delay is used only while voice
 /// was heard within `speechHold`: in silence the robust encoder's DTX sends almost nothing,
-/// where CELT would send every 5 ms frame.
+/// where CELT would send every 5 ms frame. Nor while the stream goes to more devices than
+/// `ListenerBudget` allows low delay for: each copy's packets cost airtime of their own.
 public struct CodecModeController: Sendable {
     public let jitterLimitMilliseconds: Double
     public let cleanHold: UInt64
     public let speechHold: UInt64
     public private(set) var linkIsClean = true
+    /// Whether as few devices hear the stream as low-delay frames may go to.
+    public var fewListeners = true
     private var lastTrouble: UInt64?
     private var lastSpeech: UInt64?
 
@@ -74,7 +77,7 @@ public struct CodecModeController: Sendable {
     }
 
     public func mode(now: UInt64) -> CodecMode {
-        guard linkIsClean, let lastSpeech, now < lastSpeech + speechHold else { return .robust }
+        guard linkIsClean, fewListeners, let lastSpeech, now < lastSpeech + speechHold else { return .robust }
         return .lowDelay
     }
 }

@@ -55,6 +55,17 @@ struct CodecModeControllerTests {
         #expect(controller.mode(now: Self.second) == .lowDelay)
     }
 
+    /// A stream sent to many devices stays in 10 ms frames on a clean link, and low delay comes
+    /// back with the next frame once few hear it again.
+    @Test func manyListenersKeepTheRobustFramesOnACleanLink() {
+        var controller = CodecModeController()
+        controller.heard(speech: true, now: 0)
+        controller.fewListeners = false
+        #expect(Self.run(&controller, reports: Array(repeating: (0, 1), count: 3)) == [.robust, .robust, .robust])
+        controller.fewListeners = true
+        #expect(controller.mode(now: 2 * Self.second) == .lowDelay)
+    }
+
     @Test func silenceUsesTheRobustEncodersDTX() {
         var controller = CodecModeController()
         controller.reported(fractionLost: 0, jitterMilliseconds: 0, now: 0)
