@@ -332,7 +332,7 @@ private final class InterfaceLoop {
         return StatusScreen(
             name: call.configuration.name,
             address: "port \(call.localPort)" + (statistics.security.fingerprint.map { "  \($0)" } ?? "  UNENCRYPTED"),
-            mode: call.configuration.mode, codec: statistics.codecMode.description,
+            mode: call.configuration.mode, codec: "\(statistics.codecMode.description), \(statistics.bitrate / 1_000) kb/s",
             transmitting: call.isTransmitting, muted: muted, microphoneLevel: StatusScreen.meterLevel(amplitude: call.microphoneLevel), peers: peers,
             keyHelp: talkHelp + "1-9: talk to  m: mute  ↑↓: pick peer  +/-: its volume  x: mute it  q: quit",
             notice: faults.isEmpty ? (call.target != .all && statistics.toPeers == 0 ? "no device in \(TerminalText.sanitized(call.target.description)) is reachable: nothing is sent" : notice) : faults.joined(separator: "; "),
