@@ -52,63 +52,109 @@ public enum WAVCodec {
     private static let formatFloat = 3
     private static let formatExtensible = 0xFFFE
 
+    /// How a file's samples are stored, from its 'fmt ' chunk.
+    public struct Format: Equatable, Sendable {
+        public var encoding: Int
+        public var channels: Int
+        public var sampleRate: Int
+        public var bitsPerSample: Int
+
+        /// The bytes of one frame (a sample of every channel).
+        public var bytesPerFrame: Int { bitsPerSample / 8 * channels }
+    }
+
+    /// Reads a 'fmt ' chunk's body, and checks that its samples can be decoded.
+    public static func format(chunk body: ArraySlice<UInt8>) throws(Error) -> Format {
+        guard body.count >= 16 else { throw .invalidFormat("short 'fmt ' chunk") }
+        let bytes = Array(body)
+        var code = Int(readUInt16(bytes, 0))
+        if code == formatExtensible, bytes.count >= 40 {
+            code = Int(readUInt16(bytes, 24))  // first two bytes of the sub-format GUID
+        }
+        let format = Format(encoding: code, channels: Int(readUInt16(bytes, 2)), sampleRate: Int(readUInt32(bytes, 4)), bitsPerSample: Int(readUInt16(bytes, 14)))
+        guard (1...32).contains(format.channels) else { throw .invalidFormat("\(format.channels) channels") }
+        guard (1000...768_000).contains(format.sampleRate) else { throw .invalidFormat("sample rate \(format.sampleRate)") }
+        _ = try sampleDecoder(format)
+        return format
+    }
+
+    /// Whether a file's first 12 bytes are a RIFF header of a WAVE file.
+    public static func isRIFFWAVE(_ header: [UInt8]) -> Bool {
+        header.count >= 12 && ascii(header, 0) == "RIFF" && ascii(header, 8) == "WAVE"
+    }
+
+    /// A chunk's 8-byte header: its id and the size of its body (padded to an even length in the file).
+    public static func chunkHeader(_ bytes: [UInt8]) -> (id: String, size: Int)? {
+        guard bytes.count >= 8 else { return nil }
+        return (ascii(bytes, 0), Int(readUInt32(bytes, 4)))
+    }
+
     /// Decodes integer PCM (8, 16, 24, 32 bits) or 32-bit float WAV data.
     /// A data chunk whose size field overruns the file (a writer that was killed) is read up to the end.
     public static func decode(_ bytes: [UInt8]) throws(Error) -> Audio {
-        guard bytes.count >= 12, ascii(bytes, 0) == "RIFF", ascii(bytes, 8) == "WAVE" else { throw .notRIFFWAVE }
-        var format: (code: Int, channels: Int, rate: Int, bits: Int)?
+        guard isRIFFWAVE(bytes) else { throw .notRIFFWAVE }
+        var format: Format?
         var offset = 12
         while offset + 8 <= bytes.count {
             let id = ascii(bytes, offset)
             let size = Int(readUInt32(bytes, offset + 4))
             let body = offset + 8
             if id == "fmt " {
-                guard size >= 16, body + 16 <= bytes.count else { throw .invalidFormat("short 'fmt ' chunk") }
-                var code = Int(readUInt16(bytes, body))
-                if code == formatExtensible, size >= 40, body + 26 <= bytes.count {
-                    code = Int(readUInt16(bytes, body + 24))  // first two bytes of the sub-format GUID
-                }
-                format = (code, Int(readUInt16(bytes, body + 2)), Int(readUInt32(bytes, body + 4)), Int(readUInt16(bytes, body + 14)))
+                format = try Self.format(chunk: bytes[body..<min(body + size, bytes.count)])
             } else if id == "data" {
                 guard let format else { throw .missingChunk("fmt ") }
                 let end = min(body + size, bytes.count)
-                return try decodeSamples(bytes[body..<end], format: format)
+                var samples: [Float] = []
+                try decodeFrames(bytes[body..<end], format: format, into: &samples, mixingToMono: false)
+                return Audio(sampleRate: format.sampleRate, channels: format.channels, samples: samples)
             }
             offset = body + size + (size & 1)
         }
         throw .missingChunk(format == nil ? "fmt " : "data")
     }
 
-    private static func decodeSamples(
-        _ data: ArraySlice<UInt8>, format: (code: Int, channels: Int, rate: Int, bits: Int)
-    ) throws(Error) -> Audio {
-        guard (1...32).contains(format.channels) else { throw .invalidFormat("\(format.channels) channels") }
-        guard (1000...768_000).contains(format.rate) else { throw .invalidFormat("sample rate \(format.rate)") }
-        let width = format.bits / 8
-        let decodeOne: (ArraySlice<UInt8>, Int) -> Float
-        switch (format.code, format.bits) {
-        case (formatPCM, 8): decodeOne = { d, i in (Float(d[i]) - 128) / 128 }
-        case (formatPCM, 16): decodeOne = { d, i in Float(Int16(bitPattern: UInt16(d[i]) | UInt16(d[i + 1]) << 8)) / 32768 }
+    /// Appends the whole frames of `data` (a stretch of a data chunk that starts on a frame) to
+    /// `samples` in [-1, 1]: interleaved as stored, or with the channels averaged into one.
+    public static func decodeFrames(
+        _ data: ArraySlice<UInt8>, format: Format, into samples: inout [Float], mixingToMono: Bool
+    ) throws(Error) {
+        let decodeOne = try sampleDecoder(format)
+        let width = format.bitsPerSample / 8
+        let frames = data.count / format.bytesPerFrame
+        let start = data.startIndex
+        if !mixingToMono || format.channels == 1 {
+            samples.reserveCapacity(samples.count + frames * (mixingToMono ? 1 : format.channels))
+            for index in 0..<(frames * (mixingToMono ? 1 : format.channels)) { samples.append(decodeOne(data, start + index * width)) }
+            return
+        }
+        let scale = 1 / Float(format.channels)
+        samples.reserveCapacity(samples.count + frames)
+        for frame in 0..<frames {
+            var sum: Float = 0
+            for channel in 0..<format.channels { sum += decodeOne(data, start + (frame * format.channels + channel) * width) }
+            samples.append(sum * scale)
+        }
+    }
+
+    private static func sampleDecoder(_ format: Format) throws(Error) -> (ArraySlice<UInt8>, Int) -> Float {
+        switch (format.encoding, format.bitsPerSample) {
+        case (formatPCM, 8): return { d, i in (Float(d[i]) - 128) / 128 }
+        case (formatPCM, 16): return { d, i in Float(Int16(bitPattern: UInt16(d[i]) | UInt16(d[i + 1]) << 8)) / 32768 }
         case (formatPCM, 24):
-            decodeOne = { d, i in
+            return { d, i in
                 let raw = Int32(bitPattern: UInt32(d[i]) << 8 | UInt32(d[i + 1]) << 16 | UInt32(d[i + 2]) << 24)
                 return Float(raw >> 8) / 8_388_608
             }
         case (formatPCM, 32):
-            decodeOne = { d, i in
+            return { d, i in
                 Float(Int32(bitPattern: UInt32(d[i]) | UInt32(d[i + 1]) << 8 | UInt32(d[i + 2]) << 16 | UInt32(d[i + 3]) << 24)) / 2_147_483_648
             }
         case (formatFloat, 32):
-            decodeOne = { d, i in
+            return { d, i in
                 Float(bitPattern: UInt32(d[i]) | UInt32(d[i + 1]) << 8 | UInt32(d[i + 2]) << 16 | UInt32(d[i + 3]) << 24)
             }
-        default: throw .unsupportedEncoding(format: format.code, bitsPerSample: format.bits)
+        default: throw .unsupportedEncoding(format: format.encoding, bitsPerSample: format.bitsPerSample)
         }
-        let frameBytes = width * format.channels
-        let count = (data.count / frameBytes) * format.channels
-        let start = data.startIndex
-        let samples = (0..<count).map { decodeOne(data, start + $0 * width) }
-        return Audio(sampleRate: format.rate, channels: format.channels, samples: samples)
     }
 
     /// A canonical 44-byte header for 16-bit PCM with `dataBytes` of samples.

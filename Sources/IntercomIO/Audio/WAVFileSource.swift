@@ -1,13 +1,12 @@
 import IntercomCore
-import IntercomDSP
-import SystemPackage
 
 /// A WAV file as the microphone: any common rate and channel count, converted to 48 kHz
 /// mono, and released in real time from a monotonic clock.
 public final class WAVFileSource: AudioSource {
-    public let path: String
-    private let samples: [Int16]
-    private var position = 0
+    public var path: String { reader.path }
+    /// Read as the call goes, a block at a time: a long recording costs no more memory than a short one.
+    private let reader: WAVReader
+    private var ended = false
     private var pacer: FramePacer
     public private(set) var firstSampleTime: WallClockTime?
 
@@ -22,40 +21,24 @@ public final class WAVFileSource: AudioSource {
     private let start: SharedFlag?
 
     public init(path: String, frameLength: FrameLength, start: SharedFlag? = nil) throws(AudioEndpointError) {
-        self.path = path
-        samples = try WAVRecording.read(path: path)
+        reader = try WAVReader(path: path)
         pacer = FramePacer(frameSamples: frameLength.samples, sampleRate: VoiceFormat.sampleRate)
         self.start = start
     }
 
     /// The file's length at 48 kHz.
-    public var sampleCount: Int { samples.count }
+    public var sampleCount: Int { reader.sampleCount }
 
     public func read(into frame: inout [Int16]) throws(AudioEndpointError) -> Bool {
         // A microphone hands over a frame once all of it has been captured.
         if let start = pacer.waitForNextFrame(offset: 1) { firstSampleTime = start }
         let started = start?.value.load(ordering: .relaxed) ?? true
-        let available = started ? max(0, min(frame.count, samples.count - position)) : 0
-        for i in 0..<frame.count { frame[i] = i < available ? samples[position + i] : 0 }
-        position += available
-        return available > 0
-    }
-}
-
-/// Reads a whole file, with errors that name it.
-func readWholeFile(_ path: String) throws(AudioEndpointError) -> [UInt8] {
-    do {
-        let fd = try FileDescriptor.open(FilePath(path), .readOnly)
-        return try fd.closeAfter {
-            let size = try fd.seek(offset: 0, from: .end)
-            _ = try fd.seek(offset: 0, from: .start)
-            var bytes = [UInt8](repeating: 0, count: Int(size))
-            let count = try bytes.withUnsafeMutableBytes { try fd.read(into: $0, retryOnInterrupt: true) }
-            return Array(bytes.prefix(count))
+        var available = 0
+        if started, !ended {
+            available = try frame.withUnsafeMutableBufferPointer { (buffer) throws(AudioEndpointError) in try reader.read(into: buffer) }
+            ended = available < frame.count
         }
-    } catch let error as Errno {
-        throw AudioEndpointError(endpoint: path, reason: error.description)
-    } catch {
-        throw AudioEndpointError(endpoint: path, reason: "\(error)")
+        for index in available..<frame.count { frame[index] = 0 }
+        return available > 0
     }
 }

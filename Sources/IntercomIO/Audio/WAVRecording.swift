@@ -5,9 +5,10 @@ import IntercomDSP
 /// A whole WAV recording read at once, for what runs faster than real time (the paced file
 /// source is the sound card's stand-in).
 public enum WAVRecording {
-    /// The recording at 48 kHz mono (channels mixed, other rates converted), as 16-bit samples.
+    /// The recording at 48 kHz mono (channels mixed, other rates converted), as 16-bit samples,
+    /// read and converted a block at a time (`WAVReader`).
     public static func read(path: String) throws(AudioEndpointError) -> [Int16] {
-        try decode(try readWholeFile(path), endpoint: path)
+        try WAVReader(path: path).readAll()
     }
 
     /// The recording in the open file `descriptor`, `size` bytes long (read from where the

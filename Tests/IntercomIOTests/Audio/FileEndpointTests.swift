@@ -70,6 +70,44 @@ import TestSupport
         #expect(frame.allSatisfy { $0 == 0 })
     }
 
+    /// A recording is read a block at a time (so that a long one costs no more memory than its
+    /// samples) into the same samples as a whole-file decode: chunks before the format and an
+    /// odd-sized one, another rate and channel count, several blocks, and a data chunk whose
+    /// size field overruns the file, as a killed writer leaves it.
+    @Test func aRecordingReadABlockAtATimeIsTheSameAsOneDecodedWhole() throws {
+        let rate = 44_100
+        var noise = SeededGenerator(seed: 3)
+        var samples: [Float] = []
+        for i in 0..<(3 * rate) {
+            let tone = Float(0.4 * sin(2 * Double.pi * 330 * Double(i) / Double(rate)))
+            samples += [tone, Float.random(in: -0.3...0.3, using: &noise)]
+        }
+        let audio = WAVCodec.encode(.init(sampleRate: rate, channels: 2, samples: samples))
+        func chunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
+            let size = UInt32(body.count)
+            return Array(id.utf8) + [UInt8(size & 0xFF), UInt8(size >> 8 & 0xFF), UInt8(size >> 16 & 0xFF), UInt8(size >> 24)]
+                + body + (body.count % 2 == 1 ? [0] : [])
+        }
+        // The encoder's 44-byte header is RIFF (12), 'fmt ' (24), then the data chunk's header (8).
+        let format = Array(audio[12..<36])
+        var data = Array(audio[36...])
+        data.removeLast(1_000)  // the size field still counts the bytes cut off
+        var file = Array(audio[0..<12]) + chunk("LIST", Array("INFOsome text".utf8)) + format + data
+        let riffSize = UInt32(file.count - 8)
+        file.replaceSubrange(4..<8, with: [UInt8(riffSize & 0xFF), UInt8(riffSize >> 8 & 0xFF), UInt8(riffSize >> 16 & 0xFF), UInt8(riffSize >> 24)])
+        let path = temporaryPath("blocks.wav")
+        try Data(file).write(to: URL(fileURLWithPath: path))
+
+        let streamed = try WAVRecording.read(path: path)
+        let descriptor = open(path, O_RDONLY)
+        defer { close(descriptor) }
+        let whole = try WAVRecording.read(descriptor: descriptor, size: file.count, maximumSeconds: 10)
+        #expect(abs(streamed.count - (3 * rate - 250) * 48_000 / rate) < 100, "\(streamed.count) samples")
+        #expect(streamed.count == whole.count)
+        let largest = zip(streamed, whole).map { abs(Int($0) - Int($1)) }.max() ?? .max
+        #expect(largest <= 1, "samples differ by up to \(largest)")
+    }
+
     @Test func unreadableOrInvalidFilesNameTheFile() throws {
         let missing = temporaryPath("missing.wav")
         #expect(throws: AudioEndpointError.self) { try WAVFileSource(path: missing, frameLength: .milliseconds(10)) }
