@@ -159,6 +159,14 @@ public final class AudioLab: @unchecked Sendable {
         return pid
     }
 
+    /// Stops a path made by `addAcousticPath` with `--report FILE` among its options, and reads
+    /// what it said of its run (nil if it wrote nothing).
+    public func stopAcousticPath(_ pid: Int32, report: String) -> AcousticPathReport? {
+        removeAcousticPath(pid)
+        guard let data = FileManager.default.contents(atPath: report) else { return nil }
+        return try? JSONDecoder().decode(AcousticPathReport.self, from: data)
+    }
+
     /// Stops a path made by `addAcousticPath` and waits (up to 2 s) until it has ended.
     public func removeAcousticPath(_ pid: Int32) {
         kill(pid, SIGTERM)
@@ -288,5 +296,20 @@ private enum ALSAConfigurationOfThisProcess {
         guard link(path, staging) == 0, rename(staging, current) == 0 else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: current])
         }
+    }
+}
+
+/// What an acoustic path of the lab said of its run (`scripts/lab/acoustic/realtime.py --report`).
+public struct AcousticPathReport: Decodable, Sendable {
+    /// Once a second: the blocks done so far, the latency of the speaker's monitor it reads and
+    /// of the microphone it plays into, in microseconds.
+    public let latency: [[Int]]
+
+    /// The most the path fell behind the speaker it reads (monitor audio it had not read yet),
+    /// in milliseconds, its last second (its own stopping) left out. Every millisecond of it
+    /// delays the echo by as much: an echo path change the lab made, which a call judged on a
+    /// steady path does not ask for. A path that keeps up reads 0.
+    public var fellBehindMilliseconds: Double {
+        Double(latency.dropLast().compactMap { $0.count > 1 ? $0[1] : nil }.max() ?? 0) / 1_000
     }
 }
