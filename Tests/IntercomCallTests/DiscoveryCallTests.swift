@@ -98,6 +98,9 @@ extension NetworkEndToEndTests {
             let speech = try SpeechFixture.wavFile(SpeechFixture.sentence).path
             let alice = try HostDaemon(lab, host: 1, name: "alice", speech: speech, extra: ["--peer", "\(lab.ipv4Address(2)):5004"])
             let bob = try HostDaemon(lab, host: 2, name: "bob", speech: speech)
+            // The six seconds count from when both daemons answer: on a loaded machine a debug
+            // build's start took most of them (a fresh-clone run heard each other just after).
+            #expect(waitUntil(seconds: 20) { alice.status() != nil && bob.status() != nil } != nil, "the daemons did not answer")
             let talking = waitUntil(seconds: 6) { alice.heard("\(lab.ipv4Address(2)):5004") && bob.heard("\(lab.ipv4Address(1)):5004") }
             #expect(talking != nil, "alice: \(alice.peers()) bob: \(bob.peers())")
             let status = spawnAndWait([ChildProcess.intercomPath, "status", "--socket", alice.socket]).output
