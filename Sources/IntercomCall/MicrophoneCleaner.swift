@@ -24,6 +24,8 @@ final class MicrophoneCleaner {
     private let echoCanceller: EchoCanceller?
     private let preprocessor: Preprocessor
     private var detector: VoiceDetector
+    /// Present when denoising: keyboard clicks are noise SpeexDSP's denoiser leaves.
+    private var clickSuppressor: KeyClickSuppressor?
     /// Whether the preprocessor's output is sent. When it would neither denoise, level nor
     /// suppress echo (file input), it only listens, on a copy: its delay would buy nothing.
     private let shapesAudio: Bool
@@ -45,6 +47,7 @@ final class MicrophoneCleaner {
         shapesAudio = settings.denoise || settings.automaticGainControl || echoCanceller != nil
         preprocessor = try Preprocessor(frameLength: blockLength, configuration: settings, echoCanceller: echoCanceller)
         detector = VoiceDetector(threshold: settings.vadStartProbability)
+        clickSuppressor = settings.denoise ? KeyClickSuppressor() : nil
         block = [Int16](repeating: 0, count: blockSamples)
         referenceBlock = [Int16](repeating: 0, count: blockSamples)
         echoPrediction = [Int16](repeating: 0, count: frameSamples)
@@ -68,6 +71,7 @@ final class MicrophoneCleaner {
                     echoPrediction[index] = Int16(clamping: Int(frame[index]) - Int(block[offset]))
                 }
             }
+            if clickSuppressor != nil { block.withUnsafeMutableBufferPointer { clickSuppressor!.process($0) } }
             speech = block.withUnsafeBufferPointer { detector.analyse($0) }
             try preprocessor.process(&block)
             if shapesAudio {

@@ -99,9 +99,9 @@ import TestSupport
         return out
     }
 
-    /// Bursts of 3-8 key presses 90-250 ms apart, and every 4-6 s the talk key's heavier press
-    /// (1.1-1.5 kHz) and its release.
-    static func keyboard(seconds: Double, seed: UInt64) -> [Float] {
+    /// Bursts of 3-8 key presses 90-250 ms apart, and with `talkKey` every 4-6 s the talk
+    /// key's heavier press (1.1-1.5 kHz) and its release.
+    static func keyboard(seconds: Double, seed: UInt64, talkKey: Bool = true) -> [Float] {
         var noise = SeededNoise(seed: seed)
         func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * Double(noise.sample() + 1) / 2 }
         let n = Int(seconds * Double(rate))
@@ -121,7 +121,7 @@ import TestSupport
             position += Int(uniform(0.4, 1.6) * Double(rate))
         }
         var key = Int(uniform(4, 6) * Double(rate))
-        while key < n {
+        while talkKey, key < n {
             place(click(&noise, resonance: uniform(1_100, 1_500), decayMilliseconds: 6, milliseconds: 25), at: key, gain: 2)
             place(click(&noise, resonance: uniform(1_100, 1_500), decayMilliseconds: 4, milliseconds: 20), at: key + Int(uniform(0.12, 0.2) * Double(rate)), gain: 0.5)
             key += Int(uniform(4, 6) * Double(rate))
