@@ -1,8 +1,9 @@
 import IntercomCore
 import IntercomDSP
 
-/// The cleaning stages of the send path: echo canceller → voice detector → preprocessor
-/// (denoise, AGC, residual echo), run on each microphone frame in 5 ms blocks.
+/// The cleaning stages of the send path: echo canceller → key click suppressor (with the
+/// denoiser) → voice detector → preprocessor (denoise, AGC, residual echo), run on each
+/// microphone frame in 5 ms blocks.
 ///
 /// The voice detector (`VoiceDetector`) listens to the canceller's output, before the
 /// denoiser and AGC: their varying gains make a babble's level swing like a talker's (in the
