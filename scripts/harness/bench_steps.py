@@ -1,5 +1,5 @@
 """The benchmark's measurements, in the order it takes them: the device-to-device calls in
-the audio lab, the file-to-file calls, the drift calls in the background, full duplex, the
+the audio lab, the file-to-file calls, one talker to several listeners, the drift calls in the background, full duplex, the
 talk key; then, with the audio lab stopped, discovery in the LAN lab, the codec alone, the
 live chain in instructions, and the drift calls' end. Each step that fails is reported
 with its error and the run goes on."""
@@ -9,7 +9,8 @@ import traceback
 import numpy as np
 
 from harness.lab.audio import AudioLab
-from harness.measure import codec, device_calls, discovery, drift, duplex, file_calls, instructions, signals, talkkey
+from harness.measure import (codec, device_calls, discovery, drift, duplex, file_calls, instructions, listeners, signals,
+                             talkkey)
 from harness.measure.analysis import analyse
 from harness.measure.signals import RATE
 
@@ -90,6 +91,7 @@ class Steps:
         self.device_path_alone(audio_lab)
         self.calls_device_to_device(audio_lab, lab_links, lab_impls)
         self.calls_file_to_file(file_links)
+        self.many_listeners()
         # The drift calls run file to file in the background from here on, while the figures
         # that do not depend on timing are taken.
         self.start_drift(drift_seconds)
@@ -133,6 +135,22 @@ class Steps:
             return file_calls.run_ours(self.binary, self.workdir, tag, self.program_path, self.program_seconds,
                                        f"{link},seed={SEED}", frame, self.ports, extra=extra)
         return file_calls.run_gst(self.binary, self.workdir, tag, self.program, f"{link},seed={SEED}", self.ports)
+
+    def many_listeners(self):
+        """One talker to 1, 2 and 5 listeners, file to file on loopback: the bitrate and bytes a
+        stream costs as the listeners grow (`ListenerBudget`), and what the first one hears."""
+        results = []
+        for count in listeners.LISTENER_COUNTS:
+            self.stamp(f"a talker to {count} listener(s)")
+            call = attempted(lambda: listeners.run(self.binary, self.workdir, count, self.program_path,
+                                                   self.program_seconds, self.ports))
+            if "error" in call:
+                results.append(dict(listeners=count, error=call["error"]))
+                continue
+            heard = attempted(lambda: self.analysed(call, "ours"))
+            results.append(dict(listeners.wire(call), pesq=heard.get("pesq"), stoi=heard.get("stoi"),
+                                speech_delay_median=heard.get("speech_delay_median"), score_error=heard.get("error")))
+        self.extras["listeners"] = results
 
     def start_drift(self, drift_seconds):
         self.stamp(f"drift: starting {drift_seconds / 60:g}-minute calls at {', '.join(f'{p:+d}' for p in DRIFT_PPM)} ppm")

@@ -50,6 +50,10 @@ def method_section(run):
         f"`fdsrc ! rawaudioparse ! audioconvert ! {anchors.GST_OPUSENC} ! rtpopuspay ! udpsink` fed 10 ms at a time when a "
         f"microphone would hand it over, and `udpsrc ! {anchors.GST_JITTER} ! rtpopusdepay ! {anchors.GST_OPUSDEC} ! fdsink sync=false`, "
         "each read stamped with CLOCK_REALTIME and played back to back as a sound card would.",
+        "**A stream many devices hear.** N listeners `intercom --no-discovery --port PN --output-file outN.wav --duration D "
+        "--stats-json N.json`, and one talker `intercom --no-discovery --port PA --peer 127.0.0.1:P1 … --peer 127.0.0.1:PN "
+        "--input-file program.wav --duration D --stats-json a.json`, straight to each other on loopback; the bytes and "
+        "datagrams are the talker's `bytes_sent` and `datagrams_sent`, split evenly among the listeners.",
         "**Drift.** See the drift section: the relay's `skew=±500` stretches or shrinks the sender's timeline by 500 ppm "
         "(a sender's sound card running slow or fast); the click's mouth time is stretched the same way, and the relay's "
         "fixed `delay=` (needed so that a fast sender's packets can arrive early) is taken out, so the figure is the delay "

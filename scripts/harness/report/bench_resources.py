@@ -32,6 +32,35 @@ def instructions_section(run):
     return lines + [""]
 
 
+def listeners_section(run):
+    measured = run.extras.get("listeners")
+    lines = ["## A stream many devices hear", ""]
+    if not measured:
+        return lines + ["Not measured: the step did not run.", ""]
+    lines += ["Every device a talker reaches is sent a copy of its own. One talker reads the program from a file "
+              "to 1, 2 and 5 listeners on loopback (no relay), default settings; its statistics give the bitrate "
+              "in force (`ListenerBudget`: the robust encoder's 10 ms frames from three listeners on, three "
+              "copies' worth of bitrate shared from four) and what it sent, with 28 bytes of IPv4 and UDP "
+              "headers a datagram, over the program's length; the first listener's recording is scored as a "
+              "file-to-file call's. From a file the talker codes the robust encoder's frames whatever the count; "
+              "with a live microphone one or two listeners get 5 ms low-delay frames while it speaks (the "
+              "full-duplex call in \"CPU, memory and bytes on the wire\").", "",
+              *table_header("listeners", "bitrate in force", "talker's codec mode", "datagrams a second, per stream",
+                            "one stream on the wire", "all copies", "PESQ-WB at the first listener",
+                            "its delay (speech, median)")]
+    for row in measured:
+        if "error" in row:
+            lines.append(f"| {row['listeners']} | not measured: {row['error']} | | | | | | |")
+            continue
+        lines.append(f"| {row['listeners']} | {row.get('bitrate')} | {row.get('codec_mode')} | "
+                     f"{row['datagrams_per_second']:.1f} | {row['stream_kbps']:.1f} kb/s | {row['all_kbps']:.1f} kb/s | "
+                     f"{number(row.get('pesq'), '{:.2f}')} | {number(row.get('speech_delay_median'))} ms |")
+    unscored = [f"{row['listeners']}: {row['score_error']}" for row in measured if row.get("score_error")]
+    if unscored:
+        lines += ["", "Not scored: " + "; ".join(unscored) + "."]
+    return lines + [""]
+
+
 def drift_row(d):
     """One drift call: d is what drift.finish returned."""
     receiver = d.get("receiver", {})
