@@ -140,7 +140,7 @@ public enum ConfigurationSchema {
         help: "The longest echo path to cancel.")
     public static let denoise = Setting(
         "audio", "denoise", .toggle, default: .boolean(true), example: .boolean(false),
-        help: "Suppress background noise.")
+        help: "Suppress background noise and keyboard clicks.")
     public static let automaticGainControl = Setting(
         "audio", "agc", .toggle, default: .boolean(true), example: .boolean(false),
         help: "Adjust the microphone level automatically.")
