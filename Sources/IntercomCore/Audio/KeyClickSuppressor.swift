@@ -46,20 +46,19 @@ public struct KeyClickSuppressor: Sendable {
     public static let riseBlocks = 2
 
     private var lowPass = Biquad.lowPass(cutoff: KeyClickSuppressor.splitHz)
-    private var background: Float?
+    /// The bursts of the high band's energy (full scale = 1).
+    private var burst = ClickBurst(
+        jump: KeyClickSuppressor.jump, stay: KeyClickSuppressor.stay, fall: KeyClickSuppressor.fall,
+        floor: KeyClickSuppressor.floor, clickBlocks: KeyClickSuppressor.clickBlocks,
+        riseBlocks: KeyClickSuppressor.riseBlocks, voicedRise: KeyClickSuppressor.voicedRise
+    )
+    /// The low band's energy peak, held and falling as the high band's background does.
     private var lowBackground: Float?
-    /// Blocks since the current burst began, or nil when no burst is under way.
-    private var burst: Int?
-    private var burstPeak: Float = 0
-    private var burstPlainPeak: Float = 0
-    private var burstIsSpeech = false
     /// The high band's gain the last block ended with.
     private var gain: Float = 1
     /// A block's two bands.
     private var low = [Float](repeating: 0, count: KeyClickSuppressor.blockSamples)
     private var high = [Float](repeating: 0, count: KeyClickSuppressor.blockSamples)
-    /// Blocks in which the high band was brought down, since `init`.
-    public private(set) var suppressedBlocks = 0
 
     public init() {}
 
@@ -91,35 +90,13 @@ public struct KeyClickSuppressor: Sendable {
         let energy = highSum / scale
         let plain = plainSum / scale
         let lowEnergy = lowSum / scale
-        let held = background ?? energy
-        let reference = max(held, Self.floor)
         let lowHeld = lowBackground ?? lowEnergy
         lowBackground = max(lowHeld * Self.fall, lowEnergy)
-        let inClick = burst != nil && !burstIsSpeech
-        let hot = energy > reference * (inClick ? Self.stay : Self.jump)
-        if hot {
-            let blocks = burst.map { $0 + 1 } ?? 0
-            if blocks == 0 {
-                burstPeak = 0
-                burstPlainPeak = 0
-                burstIsSpeech = lowEnergy / max(lowHeld, Self.floor) * Self.voicedRise >= energy / reference
-            }
-            burst = blocks
-            burstPeak = max(burstPeak, energy)
-            burstPlainPeak = max(burstPlainPeak, plain)
-            let sustained = energy * 2 >= burstPeak || plain * 2 >= burstPlainPeak
-            if !burstIsSpeech && (blocks + 1 >= Self.clickBlocks || (blocks >= Self.riseBlocks && sustained)) {
-                burstIsSpeech = true
-            }
-            background = burstIsSpeech ? max(held * Self.fall, energy) : held
-        } else {
-            burst = nil
-            burstIsSpeech = false
-            background = max(held * Self.fall, energy)
-        }
+        let (reference, hot) = burst.observe(
+            energy: energy, plain: plain, lowBandRise: lowEnergy / max(lowHeld, Self.floor)
+        )
 
-        let target: Float = hot && !burstIsSpeech ? (reference / energy).squareRoot() : 1
-        if target < 1 { suppressedBlocks += 1 }
+        let target: Float = hot && !burst.isSpeech ? (reference / energy).squareRoot() : 1
         guard target < 1 || gain < 1 else { return }
         // Falls at once, rises back over the block.
         let step = target < gain ? 0 : (target - gain) / Float(block.count)

@@ -45,18 +45,10 @@ public struct TalkKeyClickGuard: Sendable {
     public static let floor: Float = 1e-7
 
     private let windowBlocks: Int
-    private let clickBlocks: Int
-
-    /// The peak energy held (full scale = 1), or nil before the first block.
-    private var background: Float?
+    /// The bursts of the first difference's energy (full scale = 1).
+    private var burst: ClickBurst
     /// The frame's last sample, for the first difference across frames.
     private var lastSample: Float = 0
-    /// Blocks since the current burst began, or nil when no burst is under way.
-    private var burst: Int?
-    private var burstPeak: Float = 0
-    /// The loudest block of the burst in the signal's own energy (where voiced speech is).
-    private var burstPlainPeak: Float = 0
-    private var burstIsSpeech = false
     /// Blocks left in the guard's window after the gate opened; 0 when it is not guarding.
     private var remaining = 0
     private var wasOpen = false
@@ -72,7 +64,10 @@ public struct TalkKeyClickGuard: Sendable {
             return (samples + Self.blockSamples - 1) / Self.blockSamples
         }
         windowBlocks = blocks(windowMilliseconds)
-        clickBlocks = blocks(clickMilliseconds)
+        burst = ClickBurst(
+            jump: Self.jump, stay: Self.jump, fall: Self.fall, floor: Self.floor,
+            clickBlocks: blocks(clickMilliseconds), riseBlocks: Self.riseBlocks
+        )
     }
 
     /// Follows the next frame and, in the first 60 ms after the gate opens, brings the key's
@@ -108,35 +103,13 @@ public struct TalkKeyClickGuard: Sendable {
         lastSample = previous
         let energy = sum / Float(block.count) / (32_768 * 32_768)
         let plain = plainSum / Float(block.count) / (32_768 * 32_768)
-        let held = background ?? energy
-        let reference = max(held, Self.floor)
-        let hot = energy > reference * Self.jump
-        if hot {
-            let blocks = burst.map { $0 + 1 } ?? 0
-            if blocks == 0 {
-                burstPeak = 0
-                burstPlainPeak = 0
-                burstIsSpeech = false
-            }
-            burst = blocks
-            burstPeak = max(burstPeak, energy)
-            burstPlainPeak = max(burstPlainPeak, plain)
-            let sustained = energy * 2 >= burstPeak || plain * 2 >= burstPlainPeak
-            if !burstIsSpeech && (blocks + 1 >= clickBlocks || (blocks >= Self.riseBlocks && sustained)) {
-                burstIsSpeech = true
-            }
-            background = burstIsSpeech ? max(held * Self.fall, energy) : held
-        } else {
-            burst = nil
-            burstIsSpeech = false
-            background = max(held * Self.fall, energy)
-        }
+        let (reference, hot) = burst.observe(energy: energy, plain: plain)
 
         guard open else { return }
         var target: Float = 1
         if remaining > 0 {
             remaining -= 1
-            if hot && burstIsSpeech {
+            if hot && burst.isSpeech {
                 remaining = 0
             } else if hot {
                 target = (reference / energy).squareRoot()
