@@ -72,7 +72,7 @@ final class MicrophoneCleaner {
                     echoPrediction[index] = Int16(clamping: Int(frame[index]) - Int(block[offset]))
                 }
             }
-            if clickSuppressor != nil { block.withUnsafeMutableBufferPointer { clickSuppressor!.process($0) } }
+            if clickSuppressor != nil { block.withUnsafeMutableBufferPointer { clickSuppressor?.process($0) } }
             speech = block.withUnsafeBufferPointer { detector.analyse($0) }
             try preprocessor.process(&block)
             if shapesAudio {

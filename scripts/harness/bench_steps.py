@@ -1,7 +1,7 @@
 """The benchmark's measurements, in the order it takes them: the device-to-device calls in
-the audio lab, the file-to-file calls, one talker to several listeners, the drift calls in the background, full duplex, the
-talk key; then, with the audio lab stopped, discovery in the LAN lab, the codec alone, the
-live chain in instructions, and the drift calls' end. Each step that fails is reported
+the audio lab, the file-to-file calls, one talker to several listeners, the drift calls in
+the background, full duplex, the talk key; then, with the audio lab stopped, discovery in the
+LAN lab, the codec alone, the live chain in instructions, and the drift calls' end. Each step that fails is reported
 with its error and the run goes on."""
 import time
 import traceback
