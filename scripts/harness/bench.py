@@ -23,15 +23,11 @@ from harness.lab import anchors, audio, host, lan
 from harness.lab.processes import Ports
 from harness.measure import signals
 from harness.measure.bench_figures import BenchRun
+from harness.measure.signals import UTTERANCES
 from harness.report import bench as report
 
 LINKS = ["clean", "lan", "wifi", "loss5", "loss10-jitter30", "bursty"]
 QUICK_LAB_LINKS = ["clean", "loss5", "loss10-jitter30", "bursty"]
-UTTERANCES = [
-    ("en-us+m3", "The north wind and the sun were arguing about which of them was the stronger."),
-    ("en-us+f3", "Please bring the red toolbox up to the second floor before the meeting starts."),
-    ("en-gb+m1", "A traveller came along, wrapped in a warm cloak, and they agreed on a test."),
-]
 DEFAULT_BINARY = str(ROOT / ".build-bench/release/intercom")
 # The default binary: scripts/package builds the executable users install, kept in .build-bench.
 PACKAGED_BUILD = ("--binary-only", "--scratch-path", ".build-bench")

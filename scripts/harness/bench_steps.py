@@ -1,18 +1,19 @@
 """The benchmark's measurements, in the order it takes them: the device-to-device calls in
 the audio lab, the file-to-file calls, one talker to several listeners, the drift calls in
 the background, full duplex, the talk key; then, with the audio lab stopped, discovery in the
-LAN lab, the codec alone, the live chain in instructions, and the drift calls' end. Each step that fails is reported
-with its error and the run goes on."""
+LAN lab, the codec alone, the live chain in instructions, the acoustic lab's offline
+comparison, the drift calls' end, and echo in a room live (in labs of its own, the machine
+otherwise quiet). Each step that fails is reported with its error and the run goes on."""
 import time
 import traceback
 
 import numpy as np
 
 from harness.lab.audio import AudioLab
-from harness.measure import (codec, device_calls, discovery, drift, duplex, file_calls, instructions, listeners, signals,
-                             talkkey)
+from harness.measure import (codec, device_calls, discovery, drift, duplex, file_calls, instructions, listeners, rooms,
+                             signals, talkkey)
 from harness.measure.analysis import analyse
-from harness.measure.signals import RATE
+from harness.measure.signals import RATE, UTTERANCES
 
 SEED = 8
 DRIFT_PPM = (500, -500)
@@ -24,6 +25,13 @@ DUPLEX_VARIANTS = [("ours", ()), ("ours-no-aec-denoise", ("--no-aec", "--no-deno
                    ("ours-unencrypted", ("--unencrypted",)), ("ours-pi", ("--profile", "pi")), ("gstreamer", ())]
 # intercom's device-to-device calls: its arguments beyond the lab's, by name.
 LAB_VARIANTS = {"ours": (), "ours-pi": ("--profile", "pi")}
+# Echo in a room, live: (room, one core busy, the echo path's change or None, runs), in full,
+# with --quick and with --smoke.
+ROOM_CALLS = [("office-laptop", False, None, 3), ("office-laptop", True, None, 3), ("kitchen-pi", False, None, 3),
+              ("kitchen-pi", True, None, 3), ("office-laptop", False, rooms.LID_CHANGE, 3)]
+QUICK_ROOM_CALLS = [("office-laptop", False, None, 1), ("office-laptop", True, None, 1), ("kitchen-pi", False, None, 1),
+                    ("office-laptop", False, rooms.LID_CHANGE, 1)]
+SMOKE_ROOM_CALLS = [("office-laptop", False, None, 1)]
 
 
 def failure(e):
@@ -106,7 +114,9 @@ class Steps:
         self.codec_alone()
         self.stamp("the live chain in instructions (callgrind)")
         self.record("instructions", lambda: instructions.measure(self.binary, self.workdir, self.utterances))
+        self.rooms_offline()
         self.finish_drift()
+        self.rooms_live()
 
     def device_path_alone(self, audio_lab):
         self.stamp("device path alone")
@@ -210,6 +220,31 @@ class Steps:
                 ceiling.append(dict(frame=frame, fec=fec, pesq=float(np.nanmean([p for p, _ in scores])),
                                     stoi=float(np.nanmean([q for _, q in scores]))))
         return ceiling
+
+    def rooms_offline(self):
+        """The acoustic lab's scenes through intercom's microphone chain and the anchors (with
+        --smoke, intercom's alone on the quick scenes)."""
+        self.stamp("the sound in rooms: the acoustic lab's scenes offline, with the anchors")
+        self.record("rooms_offline", lambda: rooms.offline(self.binary, self.workdir, quick=self.args.quick or self.args.smoke,
+                                                           anchors=not self.args.smoke, pulse=not self.args.smoke))
+
+    def rooms_live(self):
+        """Echo in a room, live, call after call: idle and with a core busy, and the lid moved."""
+        plan = SMOKE_ROOM_CALLS if self.args.smoke else QUICK_ROOM_CALLS if self.args.quick else ROOM_CALLS
+        speech = np.concatenate([np.concatenate([signals.espeak(text, voice, self.workdir), np.zeros(RATE // 3)])
+                                 for voice, text in UTTERANCES])
+        results = []
+        for room, busy, change, runs in plan:
+            what = f"{room}, {'one core busy' if busy else 'idle'}" + (f", changing to {change[1]}" if change else "")
+            self.stamp(f"echo in a room, live: {what}, {runs} run(s)")
+            workdir = self.workdir / f"room-{room}-{'busy' if busy else 'idle'}{'-change' if change else ''}"
+            try:
+                results += rooms.live(self.binary, workdir, speech, room, runs, busy=busy, change=change, ports=self.ports,
+                                      report=lambda line: print(f"bench:   {line}", flush=True))
+            except Exception as e:
+                traceback.print_exc()
+                results.append(dict(room=room, busy=busy, change=change, error=failure(e)))
+        self.extras["rooms_live"] = results
 
     def finish_drift(self):
         self.stamp("drift: waiting for the calls to end")

@@ -8,6 +8,12 @@ import numpy as np
 from scipy import signal
 
 RATE = 48_000
+# The benchmark's speech: three voices, a sentence each.
+UTTERANCES = [
+    ("en-us+m3", "The north wind and the sun were arguing about which of them was the stronger."),
+    ("en-us+f3", "Please bring the red toolbox up to the second floor before the meeting starts."),
+    ("en-gb+m1", "A traveller came along, wrapped in a warm cloak, and they agreed on a test."),
+]
 
 
 def read_wav(path):

@@ -12,6 +12,7 @@ from .bench_plots import plots
 from .bench_resources import (cpu_profile_section, discovery_section, drift_section, encryption_cost_section,
                               instructions_section, listeners_section, memory_section,
                               resources_section)
+from .bench_rooms import rooms_section
 from .bench_summary import summary_section
 
 
@@ -26,6 +27,7 @@ def write(path, run):
     lines = (header_section(run) + summary + misses_section(run, misses)
              + device_to_device_section(run, images, plot_error) + file_to_file_section(run)
              + speech_per_utterance_section(run) + listeners_section(run) + drift_section(run, images)
+             + rooms_section(run)
              + resources_section(run)
              + memory_section(run) + cpu_profile_section(run) + instructions_section(run)
              + encryption_cost_section(run) + discovery_section(run) + method_section(run))

@@ -5,7 +5,8 @@
          --command-name intercom] [--json FILE]
 
 Echo: each room setup's echo scene (24 s of far-end talk, double talk from 14 to 19 s) and
-the lid change of the office laptop. Noise: each noise kind at 0, 5 and 10 dB SNR.
+the lid change of the office laptop. Noise: each noise kind at 0, 5 and 10 dB SNR (PESQ-WB and
+STOI gains, and the active speech level that comes out).
 Voice activation: a minute of each noise alone and ten short words in it at 10 dB SNR.
 With --pulse, PulseAudio's own canceller on the office laptop's echo scene, in the audio lab.
 Every signal is made from fixed seeds; the figures are what the processors did with them."""
@@ -71,8 +72,11 @@ def noise_rows(procs, kinds, snrs, lags):
                     continue
                 out, _ = p.process(scene.mic, scene.far)
                 pesq, stoi = scores.speech_quality(scene, out, "speech", lags[p.name])
+                start, end = scene.spans["speech"]
                 rows.append({"noise": kind, "snr_db": snr, "processor": p.name, "pesq_in": base[0], "pesq_out": pesq,
-                             "pesq_gain": pesq - base[0], "stoi_in": base[1], "stoi_out": stoi, "stoi_gain": stoi - base[1]})
+                             "pesq_gain": pesq - base[0], "stoi_in": base[1], "stoi_out": stoi, "stoi_gain": stoi - base[1],
+                             "speech_level_in_dbfs": scenes.NEAR_LEVEL_DB,
+                             "active_level_out_dbfs": levels.active_level_db(out[start:end])})
     return rows
 
 
