@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // The residual echo suppressor's spectra: SpeexDSP and Opus keep their FFTs to themselves.
+        .systemLibrary(name: "CKissFFT", pkgConfig: "kissfft-float", providers: [.apt(["libkissfft-dev"])]),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
@@ -44,10 +46,10 @@ let package = Package(
             dependencies: ["CSignalKernels", .product(name: "DequeModule", package: "swift-collections")],
             swiftSettings: strict
         ),
-        // Safe owners of the Opus and SpeexDSP state.
+        // Safe owners of the Opus, SpeexDSP and FFT state.
         .target(
             name: "IntercomDSP",
-            dependencies: ["COpus", "CSpeexDSP", "IntercomCore"],
+            dependencies: ["CKissFFT", "COpus", "CSpeexDSP", "IntercomCore"],
             swiftSettings: strict
         ),
         // Cryptography over libsodium: the Noise handshake, CPace pairing, packet protection,

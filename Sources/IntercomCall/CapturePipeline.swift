@@ -155,7 +155,8 @@ final class CapturePipeline {
             echoReference.deliver(to: &echoAlignment)
             echoAlignment.reference(for: frame, capturedAt: captureTime, into: &echoFrame)
         }
-        let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil)
+        let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil,
+                                       echoDelaySamples: echoAlignment.echoDelaySamples)
         if cleaner.cancelsEcho {
             echoAlignment.echoPredicted(cleaner.echoPrediction)
             counters.echoReferenceResyncs.store(echoAlignment.resyncs, ordering: .relaxed)

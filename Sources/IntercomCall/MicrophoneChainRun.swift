@@ -94,7 +94,10 @@ public struct MicrophoneChainRun {
                     alignment.reference(for: samples, capturedAt: time, into: &reference)
                 }
             }
-            let speech = try timers.measure(1) { try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil) }
+            let speech = try timers.measure(1) {
+                try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil,
+                                  echoDelaySamples: alignment.echoDelaySamples)
+            }
             if cleaner.cancelsEcho { timers.measure(0) { alignment.echoPredicted(cleaner.echoPrediction) } }
             let open = gate.isOpen(speech: speech, now: time, delayNanoseconds: UInt64(preroll.count) * periodNanoseconds)
             for (offset, sample) in samples.enumerated() { gated[offset] = sample }

@@ -2,8 +2,8 @@ import IntercomCore
 import IntercomDSP
 
 /// The cleaning stages of the send path: echo canceller → key click suppressor (with the
-/// denoiser) → voice detector → preprocessor (denoise, AGC, residual echo), run on each
-/// microphone frame in 5 ms blocks.
+/// denoiser) → voice detector → preprocessor (denoise, AGC, residual echo) → residual echo
+/// suppressor (with the canceller), run on each microphone frame in 5 ms blocks.
 ///
 /// The voice detector (`VoiceDetector`) listens to the canceller's output, before the
 /// denoiser and AGC: their varying gains make a babble's level swing like a talker's (in the
@@ -19,6 +19,8 @@ import IntercomDSP
 final class MicrophoneCleaner {
     /// 5 ms at 48 kHz; frames of 10 and 20 ms hold a whole number of blocks.
     static let preferredBlockSamples = 240
+    /// The residual echo suppressor's added delay: 1 ms at 48 kHz.
+    static let residualEchoCrossfadeSamples = 48
 
     private let blockSamples: Int
     /// Present for live input with echo cancellation on.
@@ -27,6 +29,8 @@ final class MicrophoneCleaner {
     private var detector: VoiceDetector
     /// Present when denoising: keyboard clicks are noise SpeexDSP's denoiser leaves.
     private var clickSuppressor: KeyClickSuppressor?
+    /// Present with the canceller: the echo of a path it has not learned yet (`ResidualEchoSuppressor`).
+    private let residualEcho: ResidualEchoSuppressor?
     /// Whether the preprocessor's output is sent. When it would neither denoise, level nor
     /// suppress echo (file input), it only listens, on a copy: its delay would buy nothing.
     private let shapesAudio: Bool
@@ -49,6 +53,10 @@ final class MicrophoneCleaner {
         preprocessor = try Preprocessor(frameLength: blockLength, configuration: settings, echoCanceller: echoCanceller)
         detector = VoiceDetector(threshold: settings.vadStartProbability)
         clickSuppressor = settings.denoise ? KeyClickSuppressor() : nil
+        residualEcho = try echoCanceller.map { canceller throws(FFTError) in
+            try ResidualEchoSuppressor(hopSamples: blockSamples, maximumEchoDelaySamples: canceller.tailSamples,
+                                       crossfadeSamples: min(Self.residualEchoCrossfadeSamples, blockSamples / 2))
+        }
         block = [Int16](repeating: 0, count: blockSamples)
         referenceBlock = [Int16](repeating: 0, count: blockSamples)
         echoPrediction = [Int16](repeating: 0, count: frameSamples)
@@ -58,9 +66,10 @@ final class MicrophoneCleaner {
     var cancelsEcho: Bool { echoCanceller != nil }
 
     /// Cleans `frame` in place (or only listens to it, see `shapesAudio`); `reference` is what
-    /// the speaker played while it was captured, when cancelling echo. Returns whether the
-    /// voice detector hears a voice going on.
-    func clean(_ frame: inout [Int16], reference: [Int16]?) throws -> Bool {
+    /// the speaker played while it was captured, when cancelling echo, and the echo lies
+    /// `echoDelaySamples` behind it (nil: the signals have not found it yet).
+    /// Returns whether the voice detector hears a voice going on.
+    func clean(_ frame: inout [Int16], reference: [Int16]?, echoDelaySamples: Int?) throws -> Bool {
         var speech = false
         for start in stride(from: 0, to: frame.count, by: blockSamples) {
             let range = start..<(start + blockSamples)
@@ -75,6 +84,11 @@ final class MicrophoneCleaner {
             if clickSuppressor != nil { block.withUnsafeMutableBufferPointer { clickSuppressor?.process($0) } }
             speech = block.withUnsafeBufferPointer { detector.analyse($0) }
             try preprocessor.process(&block)
+            if let residualEcho, reference != nil {
+                block.withUnsafeMutableBufferPointer { block in
+                    referenceBlock.withUnsafeBufferPointer { residualEcho.process(block, reference: $0, echoDelaySamples: echoDelaySamples ?? 0) }
+                }
+            }
             if shapesAudio {
                 for (offset, index) in range.enumerated() { frame[index] = block[offset] }
             }

@@ -138,7 +138,8 @@ MEMORY_GROUPS = (
                                                              "libXdmcp", "libsndfile", "libFLAC", "libvorbis", "libogg",
                                                              "libmp3lame", "libmpg123", "libopus.so", "libasyncns",
                                                              "libapparmor", "libwrap")),
-    ("codec, DSP and crypto libraries (Opus, SpeexDSP, libsodium)", ("libopus", "libspeexdsp", "libsodium")),
+    ("codec, DSP and crypto libraries (Opus, SpeexDSP, kissfft, libsodium)", ("libopus", "libspeexdsp", "libkissfft",
+                                                                               "libsodium")),
 )
 
 
@@ -191,6 +192,7 @@ def memory_section(run):
 CPU_GROUPS = (
     ("the kernel (system calls, scheduling, UDP)", ("[kernel", "[vdso]")),
     ("SpeexDSP (echo canceller, preprocessor, drift resampler)", ("libspeexdsp",)),
+    ("kissfft (the residual echo suppressor's spectra)", ("libkissfft",)),
     ("Opus", ("libopus",)),
     ("ALSA and its PulseAudio plugin", ("libasound", "libpulse", "libsndfile")),
     ("Swift runtime and Foundation", ("libswift", "Foundation", "libdispatch", "libBlocksRuntime")),
