@@ -263,7 +263,4 @@ public final class ResidualEchoSuppressor {
             pending[index] = frame[position] * synthesisWindow[position] * scale
         }
     }
-
-    /// The band gains of the last block, for figures and tests.
-    public var bandGains: [Float] { gains.currentBandGains }
 }

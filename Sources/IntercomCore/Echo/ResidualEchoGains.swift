@@ -75,15 +75,4 @@ public struct ResidualEchoGains: Sendable {
 
     /// Whether every band passes whole (nothing held down, nothing coming back up).
     public var passesAll: Bool { bandGains.allSatisfy { $0 == 1 } }
-
-    /// The band gains of the last `update`, for figures and tests.
-    public var currentBandGains: [Float] { bandGains }
-
-    /// Back to no suppression: a new call.
-    public mutating func reset() {
-        for band in followed.indices {
-            followed[band] = 0
-            bandGains[band] = 1
-        }
-    }
 }
