@@ -53,8 +53,10 @@ final class MicrophoneCleaner {
         preprocessor = try Preprocessor(frameLength: blockLength, configuration: settings, echoCanceller: echoCanceller)
         detector = VoiceDetector(threshold: settings.vadStartProbability)
         clickSuppressor = settings.denoise ? KeyClickSuppressor() : nil
+        // The alignment keeps the echo within the first half of the tail (`EchoAlignment.window`),
+        // so the suppressor's ring of the far end's spectra need reach no further.
         residualEcho = try echoCanceller.map { canceller throws(FFTError) in
-            try ResidualEchoSuppressor(hopSamples: blockSamples, maximumEchoDelaySamples: canceller.tailSamples,
+            try ResidualEchoSuppressor(hopSamples: blockSamples, maximumEchoDelaySamples: canceller.tailSamples / 2,
                                        crossfadeSamples: min(Self.residualEchoCrossfadeSamples, blockSamples / 2))
         }
         block = [Int16](repeating: 0, count: blockSamples)

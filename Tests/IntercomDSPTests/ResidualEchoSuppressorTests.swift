@@ -61,4 +61,29 @@ import TestSupport
         print("residual echo suppressor: echo \(echoDelay) samples behind, \(reduction) dB less")
         #expect(reduction >= 15, "echo \(echoDelay) samples behind: only \(reduction) dB less")
     }
+
+    /// After the far end has been silent long enough for the suppressor only to pass the
+    /// signal through, echo of what it says next is held down as before (15 dB less, half a
+    /// second after it starts); and a near talker going on meanwhile comes out sample for
+    /// sample, 1 ms later, across the moment it takes up its work again.
+    @Test func echoAfterASilenceIsHeldDownAndTheReturnIsSeamless() throws {
+        let speech = try SpeechFixture.speech(voice: .male).map { $0 * 0.5 }
+        let silence = 96_000
+        let far = [Float](repeating: 0, count: silence) + speech
+        let echo = EchoCancellerTests.echo(of: far, delayMilliseconds: 0, gain: 0.5)
+        let delayed = [Float](repeating: 0, count: 480) + echo.dropLast(480)
+        let out = try Self.suppressed(delayed, far: far, echoDelay: 480)
+        let from = silence + 24_000
+        let reduction = Self.level(delayed[from...]) - Self.level(out[from...])
+        print("residual echo suppressor: echo after 2 s of silence \(reduction) dB less")
+        #expect(reduction >= 15, "echo after a silence: only \(reduction) dB less")
+
+        let near = Array(try SpeechFixture.speech(voice: .female).map { $0 * 0.3 }.prefix(far.count))
+        let both = zip(near, delayed).map { $0 + $1 }
+        let heard = try Self.suppressed(both, far: Array(far.prefix(both.count)), echoDelay: 480)
+        // From before the far end speaks until its first few hops are judged (`warmUp`).
+        let around = (silence - 4_800)..<(silence + 1_920)
+        let worst = around.map { abs(heard[$0] - both[$0 - Self.crossfade]) }.max() ?? 1
+        #expect(worst <= 1.5 / 32768, "around the far end's return the output differs by \(worst * 32768) LSB")
+    }
 }

@@ -13,7 +13,7 @@ from harness.lab.audio import AudioLab
 from harness.measure import (codec, device_calls, discovery, drift, duplex, file_calls, instructions, listeners, rooms,
                              signals, talkkey)
 from harness.measure.analysis import analyse
-from harness.measure.signals import RATE, UTTERANCES
+from harness.measure.signals import RATE
 
 SEED = 8
 DRIFT_PPM = (500, -500)
@@ -231,8 +231,7 @@ class Steps:
     def rooms_live(self):
         """Echo in a room, live, call after call: idle and with a core busy, and the lid moved."""
         plan = SMOKE_ROOM_CALLS if self.args.smoke else QUICK_ROOM_CALLS if self.args.quick else ROOM_CALLS
-        speech = np.concatenate([np.concatenate([signals.espeak(text, voice, self.workdir), np.zeros(RATE // 3)])
-                                 for voice, text in UTTERANCES])
+        speech = rooms.talker(self.workdir)
         results = []
         for room, busy, change, runs in plan:
             what = f"{room}, {'one core busy' if busy else 'idle'}" + (f", changing to {change[1]}" if change else "")

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .measure import rooms, signals
-from .measure.signals import RATE, UTTERANCES
+from .measure import rooms
 
 
 def arguments():
@@ -37,9 +36,7 @@ def main():
     except ValueError as e:
         raise SystemExit(f"room_echo: {e}")
     workdir = Path(tempfile.mkdtemp(prefix="intercom-room-echo-"))
-    speech = np.concatenate([np.concatenate([signals.espeak(text, voice, workdir), np.zeros(RATE // 3)])
-                             for voice, text in UTTERANCES])
-    results = rooms.live(args.binary, workdir, speech, args.room, args.runs, busy=args.busy, change=change,
+    results = rooms.live(args.binary, workdir, rooms.talker(workdir), args.room, args.runs, busy=args.busy, change=change,
                          extra=args.intercom_args, report=lambda line: print(line, flush=True))
     reductions = [r["converged_db"] for r in results]
     print(f"{args.room}, {'one core busy' if args.busy else 'idle'}: {min(reductions):.1f} / "

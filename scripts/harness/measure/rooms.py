@@ -31,7 +31,7 @@ from harness.lab.audio import AudioLab
 from harness.lab.processes import Ports
 
 from . import signals
-from .signals import RATE
+from .signals import RATE, UTTERANCES
 
 COMPARE = ROOT / "scripts/lab/acoustic/compare.py"
 CALL_SECONDS = 14.0
@@ -40,6 +40,12 @@ RECORDING_AFTER_S = 1.0
 WINDOW = RATE // 4
 # Where the echo path changes in a call of the benchmark's, and to what.
 LID_CHANGE = (8.0, "office-laptop-lid")
+
+
+def talker(workdir):
+    """A's talk: the benchmark's three sentences, a third of a second apart."""
+    return np.concatenate([np.concatenate([signals.espeak(text, voice, workdir), np.zeros(RATE // 3)])
+                           for voice, text in UTTERANCES])
 
 
 def offline(binary, workdir, quick=False, anchors=True, pulse=True):
