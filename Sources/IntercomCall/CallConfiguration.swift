@@ -45,6 +45,11 @@ public struct CallConfiguration: Sendable {
     public var echoCancellation = true
     /// The longest echo path the canceller models: device buffers plus room reverberation.
     public var echoTailMilliseconds = 150
+    /// Cancel the echo of a loudspeaker that distorts too (`EchoCanceller`).
+    public var echoCancelsDistortion = false
+    var echoModel: EchoCanceller.Model {
+        EchoCanceller.Model(tailMilliseconds: echoTailMilliseconds, cancelsDistortion: echoCancelsDistortion)
+    }
     /// The sound-card period asked for when the loops' period is longer: 5 ms by default (see
     /// `devicePeriod`); the Pi profile's 10 ms halves the device threads' wake-ups.
     public var longestDevicePeriod = AudioProfile.standard.longestDevicePeriod

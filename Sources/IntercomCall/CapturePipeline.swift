@@ -111,8 +111,7 @@ final class CapturePipeline {
         self.cleaning = cleaning
         cleaner = try MicrophoneCleaner(
             frameLength: configuration.period, settings: cleaning,
-            echoTailMilliseconds: configuration.liveInput && configuration.echoCancellation
-                ? configuration.echoTailMilliseconds : nil
+            echoModel: configuration.liveInput && configuration.echoCancellation ? configuration.echoModel : nil
         )
         self.stream = stream
         payloadType = configuration.isPage ? configuration.pagePayloadType : configuration.payloadType

@@ -59,7 +59,7 @@ public struct MicrophoneChainRun {
         settings.voiceActivityDetection = true
         let cleaner = try MicrophoneCleaner(
             frameLength: period, settings: settings,
-            echoTailMilliseconds: configuration.echoCancellation ? configuration.echoTailMilliseconds : nil
+            echoModel: configuration.echoCancellation ? configuration.echoModel : nil
         )
         var alignment = EchoAlignment(frameLength: period, tailMilliseconds: configuration.echoTailMilliseconds)
         let robust = try OpusEncoder(configuration: configuration.encoder)

@@ -39,15 +39,16 @@ final class MicrophoneCleaner {
     /// The canceller's prediction of the last frame's echo: its input less its output.
     private(set) var echoPrediction: [Int16]
 
-    /// Cleaning for frames of `frameLength`, as `settings` asks; with `echoTailMilliseconds`,
-    /// echo cancellation too.
-    init(frameLength: FrameLength, settings: PreprocessorConfiguration, echoTailMilliseconds: Int?) throws {
+    /// Cleaning for frames of `frameLength`, as `settings` asks; with `echoModel`, echo
+    /// cancellation too.
+    init(frameLength: FrameLength, settings: PreprocessorConfiguration, echoModel: EchoCanceller.Model?) throws {
         let frameSamples = frameLength.samples
         let blockSamples = frameSamples % Self.preferredBlockSamples == 0 ? Self.preferredBlockSamples : frameSamples
         self.blockSamples = blockSamples
         let blockLength = FrameLength(samples: blockSamples)
-        echoCanceller = try echoTailMilliseconds.map { tail throws(SpeexError) in
-            try EchoCanceller(frameLength: blockLength, tailMilliseconds: tail)
+        echoCanceller = try echoModel.map { model throws(SpeexError) in
+            try EchoCanceller(frameLength: blockLength, tailMilliseconds: model.tailMilliseconds,
+                              cancelsDistortion: model.cancelsDistortion)
         }
         shapesAudio = settings.denoise || settings.automaticGainControl || echoCanceller != nil
         preprocessor = try Preprocessor(frameLength: blockLength, configuration: settings, echoCanceller: echoCanceller)

@@ -66,7 +66,7 @@ struct BenchDSP: ParsableCommand {
         } catch {
             throw Failure(.cannotCreate, error)
         }
-        print("audio            \(report.audioSeconds.fixed(1)) s, echo cancelling \(configuration.echoCancellation ? "on" : "off"), denoise \(configuration.preprocessor.denoise ? "on" : "off"), gain control \(configuration.preprocessor.automaticGainControl ? "on" : "off")")
+        print("audio            \(report.audioSeconds.fixed(1)) s, echo cancelling \(configuration.echoCancellation ? (configuration.echoCancelsDistortion ? "on, with the speaker's distortion" : "on") : "off"), denoise \(configuration.preprocessor.denoise ? "on" : "off"), gain control \(configuration.preprocessor.automaticGainControl ? "on" : "off")")
         var total = 0.0
         for (side, stages) in [("microphone to packet", report.stageSeconds), ("packet to speaker", received.stageSeconds)] {
             print("\(side):")

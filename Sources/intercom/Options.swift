@@ -31,6 +31,9 @@ struct AudioOptions: ConfigurableOptions {
     @Option(name: Setting.echoTailMilliseconds.optionName, help: Setting.echoTailMilliseconds.argumentHelp)
     var givenEchoTailMilliseconds: Int?
 
+    @Flag(name: Setting.echoDistortion.optionName, inversion: .prefixedNo, help: Setting.echoDistortion.argumentHelp)
+    var givenEchoDistortion: Bool?
+
     @Flag(name: Setting.denoise.optionName, inversion: .prefixedNo, help: Setting.denoise.argumentHelp)
     var givenDenoise: Bool?
 
@@ -57,6 +60,7 @@ struct AudioOptions: ConfigurableOptions {
     var audioBufferMilliseconds: Int { givenBufferMilliseconds ?? Setting.bufferMilliseconds.defaultValue() }
     var echoCancellation: Bool { givenEchoCancellation ?? Setting.echoCancellation.defaultValue() }
     var echoTailMilliseconds: Int { givenEchoTailMilliseconds ?? Setting.echoTailMilliseconds.defaultValue() }
+    var echoDistortion: Bool { givenEchoDistortion ?? Setting.echoDistortion.defaultValue() }
     var denoise: Bool { givenDenoise ?? Setting.denoise.defaultValue() }
     var automaticGainControl: Bool { givenAutomaticGainControl ?? Setting.automaticGainControl.defaultValue() }
     var profile: AudioProfile { givenProfile ?? Setting.profile.defaultValue() }
@@ -82,6 +86,7 @@ struct AudioOptions: ConfigurableOptions {
             .init(Setting.discontinuousTransmission, \.givenDTX),
             .init(Setting.echoCancellation, \.givenEchoCancellation),
             .init(Setting.echoTailMilliseconds, \.givenEchoTailMilliseconds),
+            .init(Setting.echoDistortion, \.givenEchoDistortion),
             .init(Setting.denoise, \.givenDenoise),
             .init(Setting.automaticGainControl, \.givenAutomaticGainControl),
         ]
@@ -100,6 +105,7 @@ struct AudioOptions: ConfigurableOptions {
         configuration.liveInput = inputFile == nil
         configuration.echoCancellation = echoCancellation
         configuration.echoTailMilliseconds = echoTailMilliseconds
+        configuration.echoCancelsDistortion = echoDistortion
         configuration.longestDevicePeriod = profile.longestDevicePeriod
         configuration.preprocessor.denoise = denoise
         configuration.preprocessor.automaticGainControl = automaticGainControl

@@ -9,7 +9,7 @@ import Testing
 @Suite struct MicrophoneCleanerTests {
     @Test(arguments: [480, 960])
     func aSoundComesOutOfTheCleanerOneBlockAndAMillisecondLater(frameSamples: Int) throws {
-        let cleaner = try MicrophoneCleaner(frameLength: FrameLength(samples: frameSamples), settings: PreprocessorConfiguration(), echoTailMilliseconds: 150)
+        let cleaner = try MicrophoneCleaner(frameLength: FrameLength(samples: frameSamples), settings: PreprocessorConfiguration(), echoModel: .init(tailMilliseconds: 150, cancelsDistortion: false))
         // A tone that starts in the middle of a frame, after a second of silence.
         let onset = 48_000 + frameSamples / 2 + 17
         let silence = [Int16](repeating: 0, count: frameSamples)
