@@ -48,15 +48,30 @@ def talker(workdir):
                            for voice, text in UTTERANCES])
 
 
+# The chain with `--echo-distortion` (a setting, off by default) is scored on the echo scenes too.
+DISTORTION = "intercom-distortion"
+
+
 def offline(binary, workdir, quick=False, anchors=True, pulse=True):
     """compare.py's figures (its --json) for intercom's chain and, with `anchors`, the
-    anchors; `pulse` adds PulseAudio's canceller, which runs in real time in its own lab."""
-    out = Path(workdir) / "rooms-offline.json"
-    command = f"{binary} bench-dsp --input-file {{mic}} --far-end-file {{far}} --output-file {{out}} --vad-file {{vad}}"
-    args = [sys.executable, str(COMPARE), "--command", command, "--command-name", "intercom", "--json", str(out),
-            "--processors", "passthrough,webrtc,webrtc-aec,webrtc-ns,rnnoise" if anchors else "passthrough"]
-    args += (["--quick"] if quick else []) + (["--pulse"] if pulse else [])
-    log = Path(workdir) / "rooms-offline.log"
+    anchors; `pulse` adds PulseAudio's canceller, which runs in real time in its own lab. The
+    echo rows include the chain with `--echo-distortion` (as `DISTORTION`)."""
+    chain = f"{binary} bench-dsp --input-file {{mic}} --far-end-file {{far}} --output-file {{out}}"
+    figures = compare(workdir, "rooms-offline", chain + " --vad-file {vad}", "intercom", "echo,noise",
+                      ["--processors", "passthrough,webrtc,webrtc-aec,webrtc-ns,rnnoise" if anchors else "passthrough",
+                       *(["--quick"] if quick else []), *(["--pulse"] if pulse else [])])
+    distortion = compare(workdir, "rooms-offline-distortion", chain + " --echo-distortion", DISTORTION, "echo",
+                         ["--processors", "passthrough", *(["--quick"] if quick else [])])
+    for key in ("echo", "echo_path_change"):
+        figures[key] = figures.get(key, []) + [r for r in distortion.get(key, []) if r.get("processor") == DISTORTION]
+    return figures
+
+
+def compare(workdir, name, command, command_name, does, options):
+    """One run of compare.py with `command` scored on `does`; its JSON."""
+    out, log = Path(workdir) / f"{name}.json", Path(workdir) / f"{name}.log"
+    args = [sys.executable, str(COMPARE), "--command", command, "--command-name", command_name,
+            "--command-does", does, "--json", str(out), *options]
     with open(log, "w") as f:
         done = subprocess.run(args, stdout=f, stderr=subprocess.STDOUT)
     if done.returncode != 0:
