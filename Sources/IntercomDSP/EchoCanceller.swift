@@ -13,11 +13,11 @@ import IntercomCore
 /// 40.7 dB and 3.27 through a speaker that does not distort). SpeexDSP's canceller takes
 /// several loudspeakers; the second is given a cubic term of what the first plays, so that the
 /// two filters together model the speaker as a memoryless odd nonlinearity followed by the room
-/// (a Hammerstein model to the third order). In the lab it took the office to 31.6 dB and 3.17,
+/// (a Hammerstein model to the third order). In the lab it took the office to 29.8 dB and 3.54,
 /// and it helped other shapes of saturation than the lab's (hard clipping, a lower knee). Not
-/// the default: through a speaker that does not distort the second filter's own error leaves
-/// more echo (31.7 dB against 40.7), and it costs a third more instructions in the
-/// microphone's chain (Docs/acoustic-lab.md, "A speaker that distorts").
+/// the default: it costs a third more instructions in the microphone's chain, and through a
+/// speaker that does not distort the second filter's own error leaves more echo converged
+/// (31.0 dB against 40.7; Docs/acoustic-lab.md, "A speaker that distorts").
 public final class EchoCanceller {
     /// What a call's canceller models: how long an echo path, and whether the speaker distorts.
     public struct Model: Sendable, Equatable {
@@ -41,8 +41,14 @@ public final class EchoCanceller {
     private var secondMoment: Float = 0
     private var fourthMoment: Float = 0
     private var sixthMoment: Float = 0
-    /// A block's share of the running powers: about a second's memory at 5 ms blocks.
+    /// A block's share of the running powers: about half a second's memory at 5 ms blocks.
     private static let powerSmoothing: Float = 0.01
+    /// The distortion term's level against what is played: −6 dB. SpeexDSP normalises its
+    /// filters' steps by all loudspeakers' power together, so the term at the same level
+    /// halved the first filter's; at −6 dB the canceller alone did better through both a
+    /// speaker that distorts and one that does not (office laptop, numpy: converged 24.6 against
+    /// 22.9 dB and 27.0 against 24.3; −3 and −9 dB were between, −12 lost in double talk).
+    private static let distortionLevel: Float = 0.5
 
     /// - Parameters:
     ///   - frameLength: the audio of one call (10 or 20 ms are typical).
@@ -105,8 +111,8 @@ public final class EchoCanceller {
     /// which is largely the signal again, the two filters shared the same echo and learned it
     /// worse (in the lab's office, 22.9 dB against 24.3 through a clean speaker). SpeexDSP takes
     /// 16-bit loudspeakers, and that term of speech at −20 dBFS is some 40 dB quieter still: it
-    /// would round to nothing. So it is scaled to the level of what is played, by the running
-    /// moments (about half a second: slow beside the filter, which learns the rest).
+    /// would round to nothing. So it is scaled to `distortionLevel` below what is played, by
+    /// the running moments (about half a second: slow beside the filter, which learns the rest).
     private func interleaveCube(of reference: [Int16]) {
         var second: Float = 0, fourth: Float = 0, sixth: Float = 0
         for sample in reference {
@@ -123,7 +129,7 @@ public final class EchoCanceller {
         let projection = secondMoment > 1e-12 ? fourthMoment / secondMoment : 0
         // The term's power: E[(x³ − p·x)²] = E[x⁶] − E[x⁴]² / E[x²].
         let termPower = sixthMoment - projection * fourthMoment
-        let scale = termPower > 1e-24 ? (secondMoment / termPower).squareRoot() * 32768 : 0
+        let scale = termPower > 1e-24 ? Self.distortionLevel * (secondMoment / termPower).squareRoot() * 32768 : 0
         for index in 0..<frameSamples {
             let x = Float(reference[index]) * (1.0 / 32768)
             playedAndCubed[2 * index] = reference[index]

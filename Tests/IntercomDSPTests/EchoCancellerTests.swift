@@ -86,8 +86,8 @@ import TestSupport
 
     /// A small speaker played loud flattens its peaks (soft clipping from −10 dBFS): the
     /// linear canceller leaves that part of the echo, and with the speaker's distortion
-    /// modelled it cancels more (19.0 dB against 23.1 here). Through a speaker that does not
-    /// distort the model costs: the second filter adds its own error (37.8 dB against 23.4
+    /// modelled it cancels more (19.0 dB against 26.2 here). Through a speaker that does not
+    /// distort the model costs: the second filter adds its own error (37.8 dB against 28.2
     /// here), which is why it is a setting and not the default.
     @Test func theEchoOfASpeakerThatDistortsIsCancelledToo() throws {
         let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
@@ -96,9 +96,9 @@ import TestSupport
         let distorted = Self.echo(of: played, delayMilliseconds: 20, gain: 0.5)
         let linear = try Self.reductionOfLastHalf(near: distorted, far: far, cancelsDistortion: false)
         let modelled = try Self.reductionOfLastHalf(near: distorted, far: far, cancelsDistortion: true)
-        #expect(modelled >= linear + 3, "distorted speaker: \(linear) dB linear, \(modelled) dB modelled")
+        #expect(modelled >= linear + 5, "distorted speaker: \(linear) dB linear, \(modelled) dB modelled")
         let clean = Self.echo(of: far, delayMilliseconds: 20, gain: 0.5)
         let cleanModelled = try Self.reductionOfLastHalf(near: clean, far: far, cancelsDistortion: true)
-        #expect(cleanModelled >= 20, "clean speaker: \(cleanModelled) dB modelled")
+        #expect(cleanModelled >= 25, "clean speaker: \(cleanModelled) dB modelled")
     }
 }
