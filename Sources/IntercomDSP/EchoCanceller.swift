@@ -91,15 +91,10 @@ public final class EchoCanceller {
         guard frame.count == frameSamples else { throw .invalidFrameSize(got: frame.count, expected: frameSamples) }
         guard reference.count == frameSamples else { throw .invalidFrameSize(got: reference.count, expected: frameSamples) }
         // SpeexDSP does not promise that capture and output may share memory: write to our own.
-        if cancelsDistortion {
-            interleaveCube(of: reference)
-            output.withUnsafeMutableBufferPointer { out in
-                speex_echo_cancellation(state, frame, playedAndCubed, out.baseAddress)
-            }
-        } else {
-            output.withUnsafeMutableBufferPointer { out in
-                speex_echo_cancellation(state, frame, reference, out.baseAddress)
-            }
+        if cancelsDistortion { interleaveCube(of: reference) }
+        let loudspeakers = cancelsDistortion ? playedAndCubed : reference
+        output.withUnsafeMutableBufferPointer { out in
+            speex_echo_cancellation(state, frame, loudspeakers, out.baseAddress)
         }
         for index in frame.indices { frame[index] = output[index] }
         _ = farEnd.update(reference: reference)
