@@ -299,17 +299,52 @@ private enum ALSAConfigurationOfThisProcess {
     }
 }
 
-/// What an acoustic path of the lab said of its run (`scripts/lab/acoustic/realtime.py --report`).
+/// What an acoustic path of the lab said of its run (`scripts/lab/acoustic/realtime.py --report`),
+/// from its block-by-block notes with its first and last second left out (its queues filling,
+/// its own stopping).
 public struct AcousticPathReport: Decodable, Sendable {
-    /// Once a second: the blocks done so far, the latency of the speaker's monitor it reads and
-    /// of the microphone it plays into, in microseconds.
-    public let latency: [[Int]]
+    /// How much of the speaker's sound the path had not read yet, in microseconds.
+    public struct Behind: Decodable, Sendable {
+        public let max: Int
+        public let p99: Int
+    }
 
-    /// The most the path fell behind the speaker it reads (monitor audio it had not read yet),
-    /// in milliseconds, its last second (its own stopping) left out. Every millisecond of it
-    /// delays the echo by as much: an echo path change the lab made, which a call judged on a
-    /// steady path does not ask for. A path that keeps up reads 0.
-    public var fellBehindMilliseconds: Double {
-        Double(latency.dropLast().compactMap { $0.count > 1 ? $0[1] : nil }.max() ?? 0) / 1_000
+    /// What the path had queued for the microphone, in microseconds, and after how many blocks
+    /// the queue was empty.
+    public struct Queued: Decodable, Sendable {
+        public let min: Int
+        public let emptyBlocks: Int
+
+        enum CodingKeys: String, CodingKey {
+            case min
+            case emptyBlocks = "empty_blocks"
+        }
+    }
+
+    /// From the speaker's sound to the microphone's through the path's two queues (what it had
+    /// not read and what it had queued), in microseconds, to within a block.
+    public struct Through: Decodable, Sendable {
+        public let min: Int
+        public let median: Int
+        public let max: Int
+    }
+
+    public let behindMicroseconds: Behind
+    public let queuedMicroseconds: Queued
+    public let throughMicroseconds: Through
+
+    /// The most the path fell behind the speaker it reads, in milliseconds.
+    public var fellBehindMilliseconds: Double { Double(behindMicroseconds.max) / 1_000 }
+
+    /// Whether the lab moved the echo during the run: the path fell behind by more than the
+    /// microphone's queue held, so the microphone's stream ran dry and started again later (a
+    /// 20 ms stop of the path moved the echo by 14 ms). Falling behind by less moves nothing.
+    /// An echo path change the lab made, which a call judged on a steady path does not ask for.
+    public var movedTheEcho: Bool { queuedMicroseconds.emptyBlocks > 0 }
+
+    enum CodingKeys: String, CodingKey {
+        case behindMicroseconds = "behind_us"
+        case queuedMicroseconds = "queued_us"
+        case throughMicroseconds = "through_us"
     }
 }
