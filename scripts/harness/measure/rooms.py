@@ -15,7 +15,11 @@ converged), with B's echo reference re-syncs and moves from its statistics. With
 (S seconds, SETUP) the echo path becomes another setup's S seconds into each call
 (office-laptop-lid: the lid moved), and the figure after it is how long the reduction, in
 quarter seconds, takes to come back for a whole second within 6 dB of what it was before, or
-to 30 dB (the offline lab's thresholds, each quarter second judged)."""
+to 30 dB (the offline lab's thresholds, each quarter second judged).
+
+The lab's path says at its end whether it moved the echo itself (it fell behind B's speaker by
+more than it had queued for B's microphone: realtime.py's `queued_us.empty_blocks`); a run in
+which it did is made again, twice at most, and the row says how many were."""
 import json
 import os
 import signal
@@ -96,7 +100,9 @@ class RoomCalls:
         statistics at the call's end."""
         lab, work = self.lab, self.workdir
         a_port, b_port = self.ports.take(2)
-        path = lab.start_helper("room", "--from", "spk_b", "--into", "mic_b", *self.path_args)
+        path_report = work / f"{tag}-path.json"
+        path_report.unlink(missing_ok=True)
+        path = lab.start_helper("room", "--from", "spk_b", "--into", "mic_b", *self.path_args, "--report", str(path_report))
         common = [self.binary, "--no-discovery", "--unencrypted", *self.extra]
         b_stats = work / f"{tag}-b.json"
         b = lab.proc([*common, "--port", str(b_port), "--capture", lab.pcm("mic_b"), "--playback", lab.pcm("spk_b"),
@@ -112,10 +118,29 @@ class RoomCalls:
         recorder.interrupt()
         recorder.wait(timeout=5)
         ended = a.wait(timeout=30), b.wait(timeout=30)
-        os.kill(path, signal.SIGTERM)
+        moved = path_moved_the_echo(path, path_report)
         if ended != (0, 0):
             raise RuntimeError(f"a peer of call {tag} failed (logs in {work})")
-        return np.fromfile(recording, dtype="<i2").astype(float) / 32768, json.loads(b_stats.read_text())
+        return np.fromfile(recording, dtype="<i2").astype(float) / 32768, json.loads(b_stats.read_text()), moved
+
+
+def path_moved_the_echo(pid, report):
+    """Stops the room's path (PID) and reads its report: whether it moved the echo itself (its
+    microphone's queue ran dry); True when it wrote nothing."""
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(40):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    try:
+        return json.loads(report.read_text())["queued_us"]["empty_blocks"] > 0
+    except (OSError, ValueError, KeyError):
+        return True
+
+
+LAB_TRIES = 3
 
 
 def energy(x):
@@ -173,16 +198,22 @@ def live(binary, workdir, speech, room, runs, busy=False, change=None, extra=(),
             lab.start_helper("busy")
         calls = RoomCalls(lab, os.path.abspath(binary), workdir, list(extra), path_args, speech, ports or Ports(47900))
         for run in range(runs):
-            (on, stats), (off, _) = calls.heard_back(True, f"on{run}"), calls.heard_back(False, f"off{run}")
+            for tries in range(1, LAB_TRIES + 1):
+                (on, stats, on_moved), (off, _, off_moved) = calls.heard_back(True, f"on{run}"), calls.heard_back(False, f"off{run}")
+                if not (on_moved or off_moved):
+                    break
             half = min(len(on), len(off))
             row = dict(room=room, busy=busy, converged_db=reduction(on, off, half // 2, int(half * 0.95)),
                        first_2s_db=reduction(on, off, RATE, 3 * RATE),
                        heard_back_off_dbfs=10 * np.log10(energy(off[half // 2:int(half * 0.95)])),
                        resyncs=stats.get("echo_reference_resyncs"), moves=stats.get("echo_delay_corrections"),
-                       echo_delay_ms=stats.get("echo_delay_ms"))
+                       echo_delay_ms=stats.get("echo_delay_ms"), lab_tries=tries, lab_moved_echo=on_moved or off_moved)
             line = f"run {run + 1}: echo reduced by {row['converged_db']:.1f} dB over the second half (first 2 s: " \
                    f"{row['first_2s_db']:.1f} dB); heard back without cancelling at {row['heard_back_off_dbfs']:.1f} " \
                    f"dBFS; {row['resyncs']} re-syncs, {row['moves']} moves followed"
+            if tries > 1 or row["lab_moved_echo"]:
+                line += f"; made {tries} times, the lab's path having moved the echo" + \
+                        (" in every one" if row["lab_moved_echo"] else "")
             if change:
                 row["back_within_s"], row["before_db"] = back_within(on, off, change[0])
                 row["change"] = change

@@ -269,7 +269,8 @@ def live_table(live):
         return lines + ["Not measured: the step did not run.", ""]
     lines += ["Each run: a 14 s call with B's canceller on and one with it off; A hears back the difference "
               "(dB, over the call's second half and its first two seconds). B's statistics give the echo "
-              "reference's re-syncs and the moves it followed.", "",
+              "reference's re-syncs and the moves it followed. A run in which the lab's path moved the echo itself "
+              "(it fell behind B's speaker by more than it had queued for B's microphone) was made again, twice at most.", "",
               *table_header("room", "machine", "run", "echo reduced", "first 2 s", "heard back without cancelling",
                             "re-syncs", "moves followed", "after the lid moved: before, back within 6 dB or at 30 dB")]
     counts = {}
@@ -281,7 +282,10 @@ def live_table(live):
         key = (r["room"], r["busy"], bool(r.get("change")))
         counts[key] = counts.get(key, 0) + 1
         after = "–" if not r.get("change") else f"{number(r.get('before_db'))} dB, {seconds(r.get('back_within_s'))}"
-        lines.append(f"| {r['room']} | {'one core busy' if r['busy'] else 'idle'} | {counts[key]} | "
+        tries = r.get("lab_tries", 1)
+        run = f"{counts[key]}" + (f" (made {tries} times: the lab's path moved the echo"
+                                  f"{' in each' if r.get('lab_moved_echo') else ''})" if tries > 1 or r.get("lab_moved_echo") else "")
+        lines.append(f"| {r['room']} | {'one core busy' if r['busy'] else 'idle'} | {run} | "
                      f"{number(r['converged_db'])} dB | {number(r['first_2s_db'])} dB | "
                      f"{number(r['heard_back_off_dbfs'])} dBFS | {r.get('resyncs')} | {r.get('moves')} | {after} |")
     return lines + [""]
