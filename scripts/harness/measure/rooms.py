@@ -199,7 +199,9 @@ def live(binary, workdir, speech, room, runs, busy=False, change=None, extra=(),
         calls = RoomCalls(lab, os.path.abspath(binary), workdir, list(extra), path_args, speech, ports or Ports(47900))
         for run in range(runs):
             for tries in range(1, LAB_TRIES + 1):
-                (on, stats, on_moved), (off, _, off_moved) = calls.heard_back(True, f"on{run}"), calls.heard_back(False, f"off{run}")
+                again = "" if tries == 1 else f"-{tries}"
+                (on, stats, on_moved), (off, _, off_moved) = (calls.heard_back(True, f"on{run}{again}"),
+                                                              calls.heard_back(False, f"off{run}{again}"))
                 if not (on_moved or off_moved):
                     break
             half = min(len(on), len(off))
