@@ -162,8 +162,8 @@ def run(args, path, recorder, player, stats):
         far = np.frombuffer(data, dtype="<i2").astype(np.float64) / 32768.0
         player.write(wavio.pcm16(path.step(far)).tobytes())
         stats["block_ms"].append(1000 * (time.perf_counter() - t0))
-        stats["behind_us"].append(recorder.latency_us() or 0)
-        stats["queued_us"].append(player.latency_us() or 0)
+        stats["behind_us"].append(recorder.latency_us())
+        stats["queued_us"].append(player.latency_us())
         if len(stats["block_ms"]) % 200 == 0:  # once a second
             stats["latency"].append((len(stats["block_ms"]), stats["behind_us"][-1], stats["queued_us"][-1]))
         if len(stats["block_ms"]) == 1:
@@ -201,16 +201,20 @@ def report(args, path, stats, reason, wall):
         "block_processing_ms": {"mean": round(float(ms.mean()), 3), "p99": round(float(np.percentile(ms, 99)), 3),
                                 "max": round(float(ms.max()), 3)},
     }
-    # Its first second (the queues filling) and its stopping (the last) left out.
+    # Its first second (the queues filling) and its stopping (the last) left out; a block whose
+    # latencies PulseAudio could not give (None) is counted apart, not read as an empty queue.
     second = int(RATE / path.block)
-    behind = np.array(stats["behind_us"][second:-second] or stats["behind_us"] or [0])
-    out["behind_us"] = {"max": int(behind.max()), "p99": int(np.percentile(behind, 99))}
-    queued = np.array(stats["queued_us"][second:-second] or stats["queued_us"] or [0])
+    pairs = list(zip(stats["behind_us"], stats["queued_us"]))
+    pairs = pairs[second:-second] or pairs
+    known = np.array([p for p in pairs if None not in p] or [(0, 0)], dtype=np.int64)
+    behind, queued = known[:, 0], known[:, 1]
     through = behind + queued
+    out["behind_us"] = {"max": int(behind.max()), "p99": int(np.percentile(behind, 99))}
     out["through_us"] = {"min": int(through.min()), "median": int(np.median(through)), "max": int(through.max())}
     # Blocks after which the microphone's queue was empty: its stream ran dry (it reads 0 while
     # PulseAudio waits for the queue to fill again), and the echo came that much later after.
-    out["queued_us"] = {"min": int(queued.min()), "empty_blocks": int(np.count_nonzero(queued < EMPTY_US))}
+    out["queued_us"] = {"min": int(queued.min()), "empty_blocks": int(np.count_nonzero(queued < EMPTY_US)),
+                        "unknown_blocks": len(pairs) - len([p for p in pairs if None not in p])}
     out["scheduling"] = stats.get("scheduling")
     out["latency"] = stats["latency"]
     if args.report:
