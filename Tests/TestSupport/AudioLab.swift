@@ -336,15 +336,17 @@ public struct AcousticPathReport: Decodable, Sendable {
     /// The most the path fell behind the speaker it reads, in milliseconds.
     public var fellBehindMilliseconds: Double { Double(behindMicroseconds.max) / 1_000 }
 
-    /// Whether the lab moved the echo during the run: the path fell behind by more than the
-    /// microphone's queue held, so the microphone's stream ran dry and started again later (a
-    /// 20 ms stop of the path moved the echo by 14 ms). Falling behind by less moves nothing.
-    /// An echo path change the lab made, which a call judged on a steady path does not ask for.
-    public var movedTheEcho: Bool { queuedMicroseconds.emptyBlocks > 0 }
+    /// Whether the lab moved the echo during the run, as the path judged it: it fell behind by
+    /// more than the microphone's queue held, so the microphone's stream ran dry and started
+    /// again later (a 20 ms stop of the path moved the echo by 14 ms). Falling behind by less
+    /// moves nothing. An echo path change the lab made, which a call judged on a steady path
+    /// does not ask for.
+    public let movedTheEcho: Bool
 
     enum CodingKeys: String, CodingKey {
         case behindMicroseconds = "behind_us"
         case queuedMicroseconds = "queued_us"
         case throughMicroseconds = "through_us"
+        case movedTheEcho = "moved_the_echo"
     }
 }

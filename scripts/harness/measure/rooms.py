@@ -18,7 +18,7 @@ quarter seconds, takes to come back for a whole second within 6 dB of what it wa
 to 30 dB (the offline lab's thresholds, each quarter second judged).
 
 The lab's path says at its end whether it moved the echo itself (it fell behind B's speaker by
-more than it had queued for B's microphone: realtime.py's `queued_us.empty_blocks`); a run in
+more than it had queued for B's microphone: realtime.py's `moved_the_echo`); a run in
 which it did is made again, twice at most, and the row says how many were."""
 import json
 import os
@@ -135,7 +135,7 @@ def path_moved_the_echo(pid, report):
             break
         time.sleep(0.05)
     try:
-        return json.loads(report.read_text())["queued_us"]["empty_blocks"] > 0
+        return bool(json.loads(report.read_text())["moved_the_echo"])
     except (OSError, ValueError, KeyError):
         return True
 
