@@ -157,7 +157,7 @@ final class CapturePipeline {
         let speech = try cleaner.clean(&frame, reference: cleaner.cancelsEcho ? echoFrame : nil,
                                        echoDelaySamples: echoAlignment.echoDelaySamples)
         if cleaner.cancelsEcho {
-            echoAlignment.echoPredicted(cleaner.echoPrediction)
+            echoAlignment.echoPredicted(cleaner.echoPrediction, of: cleaner.echoPredictionMicrophone)
             counters.echoReferenceResyncs.store(echoAlignment.resyncs, ordering: .relaxed)
             counters.echoReferenceResyncsRefused.store(echoAlignment.refusedResyncs, ordering: .relaxed)
             counters.echoMovesRefused.store(echoAlignment.refusedEstimates, ordering: .relaxed)

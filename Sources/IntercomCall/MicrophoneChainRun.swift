@@ -98,7 +98,7 @@ public struct MicrophoneChainRun {
                 try cleaner.clean(&samples, reference: cleaner.cancelsEcho ? reference : nil,
                                   echoDelaySamples: alignment.echoDelaySamples)
             }
-            if cleaner.cancelsEcho { timers.measure(0) { alignment.echoPredicted(cleaner.echoPrediction) } }
+            if cleaner.cancelsEcho { timers.measure(0) { alignment.echoPredicted(cleaner.echoPrediction, of: cleaner.echoPredictionMicrophone) } }
             let open = gate.isOpen(speech: speech, now: time, delayNanoseconds: UInt64(preroll.count) * periodNanoseconds)
             for (offset, sample) in samples.enumerated() { gated[offset] = sample }
             let sent = preroll.pass(&gated, tag: index, sending: open, pause: cleaner.voiceFrame.isPause)

@@ -26,6 +26,8 @@ public struct PreprocessorConfiguration: Equatable, Sendable {
 /// and residual-echo suppression when linked to an `EchoCanceller`.
 public final class Preprocessor {
     public let frameSamples: Int
+    /// What the AGC's target is multiplied by at this rate (see `apply`).
+    private let levelScale: Float
     private let state: OpaquePointer
     /// Kept alive while the preprocessor holds a pointer to its state.
     private let echoCanceller: EchoCanceller?
@@ -55,6 +57,7 @@ public final class Preprocessor {
         }
         self.state = state
         self.frameSamples = frameSamples
+        levelScale = (Float(sampleRate) / Float(VoiceFormat.sampleRate)).squareRoot()
         self.echoCanceller = echoCanceller
         var increment: Int32 = 0
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_GET_AGC_INCREMENT, &increment)
@@ -84,8 +87,12 @@ public final class Preprocessor {
         setInt(SPEEX_PREPROCESS_SET_DENOISE, c.denoise ? 1 : 0)
         setInt(SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, c.noiseSuppressionDB)
         setInt(SPEEX_PREPROCESS_SET_AGC, c.automaticGainControl ? 1 : 0)
-        setInt(SPEEX_PREPROCESS_SET_AGC_TARGET, c.agcTargetLevel)
-        var level = Float(c.agcTargetLevel)
+        // SpeexDSP's loudness sums its bins' power times their count, so the same speech reads
+        // √3 louder at 48 kHz than at 16 kHz (bins 100 Hz wide either way, three times as
+        // many): the target, given for 48 kHz, is scaled to the rate, and speech leaves at the
+        // level it names whatever the rate (at 16 kHz unscaled it left 5 dB louder).
+        var level = Float(c.agcTargetLevel) * levelScale
+        setInt(SPEEX_PREPROCESS_SET_AGC_TARGET, Int(level.rounded()))
         speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_AGC_LEVEL, &level)
         setInt(SPEEX_PREPROCESS_SET_AGC_MAX_GAIN, c.agcMaxGainDB)
         // SpeexDSP's own VAD is not switched on: it only compares the speech probability below

@@ -15,8 +15,12 @@ public final class Resampler {
     public static let adjustmentStepPPM = 100
     private static let ratioDenominator: UInt64 = 10_000
 
-    /// - Parameter quality: 0 (cheapest) ... 10 (best); 5 is transparent for speech.
-    public init(inputRate: Int, outputRate: Int, quality: Int = 5) throws(SpeexError) {
+    /// - Parameters:
+    ///   - quality: 0 (cheapest) ... 10 (best); 5 is transparent for speech.
+    ///   - skippingZeros: leave out the output the filter's delay would start with, so that
+    ///     a whole buffer comes out in step with what went in; without, every block in gives
+    ///     its whole block out, `inputLatency` input samples late.
+    public init(inputRate: Int, outputRate: Int, quality: Int = 5, skippingZeros: Bool = true) throws(SpeexError) {
         guard inputRate > 0, outputRate > 0 else {
             throw .invalidSetting(name: "sample rate", value: Double(min(inputRate, outputRate)))
         }
@@ -27,7 +31,7 @@ public final class Resampler {
         self.state = state
         self.inputRate = inputRate
         self.outputRate = outputRate
-        speex_resampler_skip_zeros(state)
+        if skippingZeros { speex_resampler_skip_zeros(state) }
     }
 
     deinit { speex_resampler_destroy(state) }

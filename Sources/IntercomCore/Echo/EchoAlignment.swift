@@ -119,10 +119,12 @@ public struct EchoAlignment: Sendable {
     }
 
     /// Takes the canceller's prediction of the echo in the microphone frame last given to
-    /// `reference(for:)` (its input less its output). When the echo has moved by a little
-    /// against the reference, the reference moves with it from the next frame.
-    public mutating func echoPredicted(_ prediction: [Int16]) {
-        guard let move = moveTracker.observe(microphone: microphone, prediction: prediction) else { return }
+    /// `reference(for:)` (its input less its output), or in `heard` when the prediction comes
+    /// later than that frame (a canceller behind resamplers: `heard` is the microphone delayed
+    /// as much). When the echo has moved by a little against the reference, the reference
+    /// moves with it from the next frame.
+    public mutating func echoPredicted(_ prediction: [Int16], of heard: [Int16]? = nil) {
+        guard let move = moveTracker.observe(microphone: heard ?? microphone, prediction: prediction) else { return }
         timeline.moveRead(bySamples: -move)
         corrections += 1
         lastMove = EchoMove(capturedAt: captureTime, samples: move, finder: .cancellerPrediction)

@@ -41,7 +41,6 @@ public struct VoiceDetector: Sendable {
         public var isPause: Bool { !voiced && levelOverNoiseDB < VoiceDetector.pauseOverNoiseDB }
     }
 
-    public static let frameSamples = 480
     public static let periodicityThreshold: Float = 0.6
     public static let levelThresholdDB: Float = 10
     /// The speech band less than this above the noise (and not voiced) is a pause.
@@ -51,15 +50,18 @@ public struct VoiceDetector: Sendable {
     /// Percent of speech probability a voiced frame needs (the VOX threshold).
     public var threshold: Int
 
-    private static let decimation = 6
     private static let window = 256
     private static let shortestLag = 20
     private static let longestLag = 128
     private static let history = window + longestLag
-    private static let newPerFrame = frameSamples / decimation
+    /// The band's new samples a frame: 10 ms at 8 kHz.
+    private static let newPerFrame = 80
+    /// 10 ms at the rate the detector is fed, and what takes that rate down to the band's 8 kHz.
+    public let frameSamples: Int
+    private let decimation: Int
 
-    private var highPass = Biquad.highPass(cutoff: 200)
-    private var lowPass = Biquad.lowPass(cutoff: 1_000)
+    private var highPass: Biquad
+    private var lowPass: Biquad
     /// The band at 8 kHz: the last `history` samples, oldest first.
     private var band: [Float]
     private var filled = 0
@@ -73,12 +75,19 @@ public struct VoiceDetector: Sendable {
     /// The last complete frame.
     public private(set) var last = Frame()
 
-    public init(threshold: Int = 80) {
+    /// A detector fed audio at `sampleRate`: 48 kHz, or the 16 kHz the microphone's cleaning
+    /// runs at (a multiple of 8 kHz).
+    public init(threshold: Int = 80, sampleRate: Int = 48_000) {
+        precondition(sampleRate % 8_000 == 0, "the detector's band is taken down to 8 kHz")
         self.threshold = threshold
+        decimation = sampleRate / 8_000
+        frameSamples = Self.newPerFrame * decimation
+        highPass = Biquad.highPass(cutoff: 200, rate: Float(sampleRate))
+        lowPass = Biquad.lowPass(cutoff: 1_000, rate: Float(sampleRate))
         band = [Float](repeating: 0, count: Self.history + Self.newPerFrame)
     }
 
-    /// Feeds samples (any count) of 48 kHz audio; returns whether a voice is going on as of
+    /// Feeds samples (any count) at its rate; returns whether a voice is going on as of
     /// the last complete 10 ms frame.
     public mutating func analyse(_ samples: UnsafeBufferPointer<Int16>) -> Bool {
         for sample in samples {
@@ -90,7 +99,7 @@ public struct VoiceDetector: Sendable {
                 band[Self.history + fresh] = y
                 fresh += 1
             }
-            phase = (phase + 1) % Self.decimation
+            phase = (phase + 1) % decimation
             if fresh == Self.newPerFrame && phase == 0 { finishFrame() }
         }
         return last.speech
@@ -104,7 +113,7 @@ public struct VoiceDetector: Sendable {
         fresh = 0
         filled = min(Self.history, filled + Self.newPerFrame)
         var frame = Frame()
-        let energyDB = Self.decibels(bandEnergy / Double(Self.frameSamples) + 1e-12)
+        let energyDB = Self.decibels(bandEnergy / Double(frameSamples) + 1e-12)
         frame.lowBandShareDB = Self.decibels((bandEnergy + 1e-12) / (frameEnergy + 1e-12))
         if let noise = noiseDB {
             frame.levelOverNoiseDB = energyDB - noise
@@ -167,7 +176,7 @@ public struct VoiceDetector: Sendable {
     }
 }
 
-/// A second-order section (RBJ's cookbook, Q = 1/√2) at 48 kHz.
+/// A second-order section (RBJ's cookbook, Q = 1/√2), at 48 kHz unless told.
 struct Biquad: Sendable {
     private let b0, b1, b2, a1, a2: Float
     private var z1: Float = 0
