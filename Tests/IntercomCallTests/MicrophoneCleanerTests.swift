@@ -5,7 +5,7 @@ import IntercomDSP
 import Testing
 
 /// The cleaning stages delay the microphone by one 5 ms block, the speech band's resampling
-/// (3 ms) and, with echo cancelling, the residual echo suppressor's 1 ms: not by a whole frame.
+/// (1 ms) and, with echo cancelling, the residual echo suppressor's 1 ms: not by a whole frame.
 @Suite struct MicrophoneCleanerTests {
     /// A tone in the speech band (764 Hz) and one above it (12 kHz, which the cleaning's gain
     /// carries round the 16 kHz stages): each comes out when the stages' delays say. (The
@@ -32,7 +32,7 @@ import Testing
         }
         let delay = try #require(heardAt) - onset
         let expected = try SpeechBand(blockLength: FrameLength(samples: 240)).delaySamples + MicrophoneCleaner.residualEchoCrossfadeSamples
-        #expect(expected == 240 + 144 + 48, "one block, 3 ms of resampling and 1 ms of crossfade")
+        #expect(expected == 240 + 48 + 48, "one block, 1 ms of resampling and 1 ms of crossfade")
         // The tone's first cycles come out through the filters' rise: a few samples either side.
         #expect(abs(delay - expected) <= 24, "delayed by \(delay) samples, where the stages add up to \(expected)")
     }
