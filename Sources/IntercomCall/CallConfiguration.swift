@@ -44,9 +44,9 @@ public struct CallConfiguration: Sendable {
     /// Cancel the echo of our speaker in our microphone (live audio only).
     public var echoCancellation = true
     /// The longest echo path the canceller models: device buffers plus room reverberation.
-    public var echoTailMilliseconds = 150
+    public var echoTailMilliseconds = EchoCanceller.Model.standard.tailMilliseconds
     /// Cancel the echo of a loudspeaker that distorts too (`EchoCanceller`).
-    public var echoCancelsDistortion = false
+    public var echoCancelsDistortion = EchoCanceller.Model.standard.cancelsDistortion
     var echoModel: EchoCanceller.Model {
         EchoCanceller.Model(tailMilliseconds: echoTailMilliseconds, cancelsDistortion: echoCancelsDistortion)
     }

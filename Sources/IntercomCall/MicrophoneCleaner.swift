@@ -8,7 +8,7 @@ import IntercomDSP
 /// frame in 5 ms blocks.
 ///
 /// SpeexDSP's canceller and preprocessor at 16 kHz do 41 % of the instructions they did at
-/// 48 kHz, and the whole live chain 22 % fewer (Docs/benchmarks.md, "The cleaning at 16 kHz"),
+/// 48 kHz, and the whole live chain 24 % fewer (Docs/benchmarks.md, "The cleaning at 16 kHz"),
 /// for 1 ms of resampling. The click suppressor works at 48 kHz, ahead of the split: a click's
 /// energy above 8 kHz is what tells it from speech (at 16 kHz it took 0.1 PESQ-WB less of the
 /// keyboard out), and it touches only a click's own milliseconds.

@@ -136,11 +136,13 @@ public enum ConfigurationSchema {
         "audio", "aec", .toggle, default: .boolean(true), example: .boolean(false),
         help: "Cancel the speaker's echo in the microphone.")
     public static let echoTailMilliseconds = Setting(
-        "audio", "echo-tail-ms", .integer(10...2000), valueName: "MS", default: .integer(150), example: .integer(300),
-        help: "The longest echo path to cancel.")
+        "audio", "echo-tail-ms", .integer(10...2000), valueName: "MS",
+        default: .integer(EchoCanceller.Model.standard.tailMilliseconds), example: .integer(150),
+        help: "The longest echo path to cancel (a ringing room needs more; each millisecond costs CPU).")
     public static let echoDistortion = Setting(
-        "audio", "echo-distortion", .toggle, default: .boolean(false), example: .boolean(true),
-        help: "Also cancel the echo of a speaker that distorts (a small laptop speaker played loud): better double talk, about a third more CPU for the microphone.")
+        "audio", "echo-distortion", .toggle,
+        default: .boolean(EchoCanceller.Model.standard.cancelsDistortion), example: .boolean(false),
+        help: "Also cancel the echo of a speaker that distorts (a small laptop speaker played loud): far better double talk; off saves about a sixth of the microphone's CPU and cancels a little more through a speaker that does not distort.")
     public static let denoise = Setting(
         "audio", "denoise", .toggle, default: .boolean(true), example: .boolean(false),
         help: "Suppress background noise and keyboard clicks.")

@@ -52,22 +52,23 @@ def talker(workdir):
                            for voice, text in UTTERANCES])
 
 
-# The chain with `--echo-distortion` (a setting, off by default) is scored on the echo scenes too.
-DISTORTION = "intercom-distortion"
+# The chain with the linear canceller alone (`--no-echo-distortion`, which a speaker that does
+# not distort may want) is scored on the echo scenes too.
+LINEAR = "intercom-linear"
 
 
 def offline(binary, workdir, quick=False, anchors=True, pulse=True):
     """compare.py's figures (its --json) for intercom's chain and, with `anchors`, the
     anchors; `pulse` adds PulseAudio's canceller, which runs in real time in its own lab. The
-    echo rows include the chain with `--echo-distortion` (as `DISTORTION`)."""
+    echo rows include the chain with `--no-echo-distortion` (as `LINEAR`)."""
     chain = f"{binary} bench-dsp --input-file {{mic}} --far-end-file {{far}} --output-file {{out}}"
     figures = compare(workdir, "rooms-offline", chain + " --vad-file {vad}", "intercom", "echo,noise",
                       ["--processors", "passthrough,webrtc,webrtc-aec,webrtc-ns,rnnoise" if anchors else "passthrough",
                        *(["--quick"] if quick else []), *(["--pulse"] if pulse else [])])
-    distortion = compare(workdir, "rooms-offline-distortion", chain + " --echo-distortion", DISTORTION, "echo",
-                         ["--processors", "", *(["--quick"] if quick else [])])
+    linear = compare(workdir, "rooms-offline-linear", chain + " --no-echo-distortion", LINEAR, "echo",
+                     ["--processors", "", *(["--quick"] if quick else [])])
     for key in ("echo", "echo_path_change"):
-        figures[key] = figures.get(key, []) + distortion.get(key, [])
+        figures[key] = figures.get(key, []) + linear.get(key, [])
     return figures
 
 

@@ -9,7 +9,7 @@ from harness.judge.rooms import (DOUBLE_TALK_PESQ, ECHO_REDUCTION_DB, NOISE_ANCH
                                  double_talk_ok, every_run_at_least, noise_gain_ok, reconverged_ok, speech_level_ok,
                                  verdict)
 from harness.measure.bench_figures import is_number
-from harness.measure.rooms import DISTORTION
+from harness.measure.rooms import LINEAR
 
 from .markdown import number, table_header
 
@@ -17,7 +17,7 @@ OURS = "intercom"
 # The anchors as the report names them.
 NAMES = {"passthrough": "the microphone untouched", "webrtc": "WebRTC (AEC3 + NS)", "webrtc-aec": "WebRTC AEC3 alone",
          "webrtc-ns": "WebRTC NS alone", "rnnoise": "RNNoise", OURS: "intercom",
-         DISTORTION: "intercom, `--echo-distortion`",
+         LINEAR: "intercom, `--no-echo-distortion`",
          "pulse-webrtc": "PulseAudio's canceller", "pulse-webrtc-extended": "PulseAudio's canceller, extended filter"}
 OFFICE, KITCHEN = "office-laptop", "kitchen-pi"
 
@@ -30,8 +30,8 @@ def rooms_section(run):
              "the noises and how each figure is scored). **Offline**: `scripts/lab/acoustic-score` runs each "
              "scene through intercom's live microphone chain (`intercom bench-dsp` with the far end as the echo "
              "canceller's reference: alignment, SpeexDSP's canceller and preprocessor, the key click suppressor, "
-             "the voice detector, as a live microphone has them; on the echo scenes also with `--echo-distortion`, "
-             "a setting for a speaker that distorts) and through the anchors: WebRTC's audio "
+             "the voice detector, as a live microphone has them; on the echo scenes also with `--no-echo-distortion`, "
+             "the linear canceller alone, for a speaker that does not distort) and through the anchors: WebRTC's audio "
              "processing (`pywebrtc-audio`: AEC3, its noise suppressor at level 1, its VAD), RNNoise "
              "(`pyrnnoise`), and PulseAudio's `module-echo-cancel` (webrtc, gain controls off) in real time in "
              "the audio lab on the office laptop's echo scene. **Live**: two daemons in the audio lab, B's "
@@ -103,10 +103,10 @@ def summary(offline, live):
                  f"{' / '.join(number(p.get('pesq_double_talk'), '{:.2f}') for p in pulses) or '–'} | "
                  f"{number(webrtc.get('pesq_double_talk'), '{:.2f}')} | – | ≥ {DOUBLE_TALK_PESQ} and above PulseAudio's | "
                  f"{verdict(double_talk_ok(ours.get('pesq_double_talk'), best_pulse))} |")
-    distortion = one(offline, "echo", setup=OFFICE, processor=DISTORTION)
-    if distortion:
-        lines.append(f"| the same with `--echo-distortion` (a setting, off by default: the echo of a speaker that "
-                     f"distorts) | {number(distortion.get('pesq_double_talk'), '{:.2f}')} | – | – | – | reported | – |")
+    linear = one(offline, "echo", setup=OFFICE, processor=LINEAR)
+    if linear:
+        lines.append(f"| the same with `--no-echo-distortion` (the linear canceller alone, for a speaker that does "
+                     f"not distort) | {number(linear.get('pesq_double_talk'), '{:.2f}')} | – | – | – | reported | – |")
     change = one(offline, "echo_path_change", processor=OURS)
     change_webrtc = one(offline, "echo_path_change", processor="webrtc")
     lines.append(f"| echo path changed (the lid moved), offline: back within 6 dB of before | "
