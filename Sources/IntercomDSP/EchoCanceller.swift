@@ -14,12 +14,12 @@ import IntercomCore
 /// several loudspeakers; the second is given a cubic term of what the first plays, so that the
 /// two filters together model the speaker as a memoryless odd nonlinearity followed by the room
 /// (a Hammerstein model to the third order). In the lab it took the office to 29.8 dB and 3.54,
-/// and it helped other shapes of saturation than the lab's (hard clipping, a lower knee). Not
-/// the default: it costs a third more instructions in the microphone's chain, and through a
-/// speaker that does not distort the second filter's own error leaves more echo converged
-/// (31.0 dB against 40.7; Docs/acoustic-lab.md, "A speaker that distorts"). Those figures are
-/// of the canceller at 48 kHz; at 16 kHz it costs less than the linear one did there, and it is
-/// on by default (`Model.standard`).
+/// and it helped other shapes of saturation than the lab's (hard clipping, a lower knee). At
+/// 48 kHz, where those figures are from, it cost a third more instructions in the microphone's
+/// chain; at 16 kHz (`SpeechBand`) less than the linear canceller did at 48, and it is on by
+/// default (`Model.standard`). Through a speaker that does not distort the second filter's own
+/// error leaves more echo converged (31.0 dB against 40.7; Docs/acoustic-lab.md, "A speaker
+/// that distorts").
 public final class EchoCanceller {
     /// What a call's canceller models: how long an echo path, and whether the speaker distorts.
     public struct Model: Sendable, Equatable {
