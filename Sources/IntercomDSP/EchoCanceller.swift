@@ -36,8 +36,10 @@ public final class EchoCanceller {
         /// (RT60 0.66 s, which outlasts 150 ms) to 36 dB live where 150 ms left 29, and the near
         /// end through double talk to PESQ-WB 3.19 in the office and 2.99 in the kitchen where
         /// the linear canceller kept 2.36 (Docs/benchmarks.md, "The cleaning at 16 kHz").
-        /// Through a speaker that does not distort it cancels less once converged (offline,
-        /// the office 31.7 dB against 39.4), more than a user hears after the suppressors.
+        /// Through a speaker that does not distort, in a dry room, it cancels less once
+        /// converged (offline the office 31.7 dB against 39.4; live, the suite's clean 50 ms
+        /// delay line 28.5-31.1 dB against 37-40): `--no-echo-distortion --echo-tail-ms 150`
+        /// is the model for that case (Docs/audio-chain.md).
         public static let standard = Model(tailMilliseconds: 300, cancelsDistortion: true)
     }
 

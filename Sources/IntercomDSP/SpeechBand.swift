@@ -9,8 +9,8 @@ import IntercomCore
 /// above 8 kHz (a sibilant's top, a fan's hiss, the echo's top) is not cleaned sample by
 /// sample but follows the speech band: each block it is scaled by the gain the cleaning gave
 /// the speech band (its output's level against its input's), so it falls with the echo and the
-/// noise the band lost and rises with the AGC's gain. WebRTC's audio processing treats the
-/// bands above 16 kHz's the same way.
+/// noise the band lost and rises with the AGC's gain. WebRTC's audio processing treats what
+/// lies above its 16 kHz band the same way.
 ///
 /// The high band is the microphone less its speech band taken down and up again, so with the
 /// cleaning doing nothing (a gain of 1) the microphone comes out whole, `delaySamples` later:

@@ -253,11 +253,11 @@ extension EndToEndTests {
         /// The same in an office (the acoustic lab's office-laptop: a laptop's small speaker,
         /// soft-clipping, 40 cm from its microphone in a room ringing for 0.35 s), where the
         /// canceller has the room's reverberation and the speaker's distortion to cancel too:
-        /// 44.6-45.8 dB in seventeen runs of this test with the network lane's tests beside it
-        /// (the last four with a core busy too; Docs/reliability.md), 41.6-43.4 dB in twenty calls
-        /// of `scripts/room-echo` with the release build before the residual echo suppressor
-        /// (Docs/acoustic-lab.md). Calls in which the lab's acoustic path moved the echo itself
-        /// are made again (`steadyEchoCall`).
+        /// 39.6-44.5 dB in ten runs of this test with a core busy since the canceller works at
+        /// 16 kHz and models 300 ms and the speaker's distortion (44.6-45.8 dB in seventeen runs
+        /// before; Docs/reliability.md), 40.8-41.7 dB in three calls of `scripts/room-echo` with
+        /// the release build (Docs/benchmarks.md). Calls in which the lab's acoustic path moved
+        /// the echo itself are made again (`steadyEchoCall`).
         @Test func inAnOfficeTheEchoIsAtLeast30dBWeakerAndDoubleTalkGetsThrough() async throws {
             let (reduction, nearEnd) = try await Self.cancellingAgainstNot(room: "office-laptop")
             #expect(reduction >= 30, "echo reduced by \(reduction) dB")
