@@ -21,7 +21,10 @@ def binary_for_help():
 def intercom_default(option):
     """The default of one of `intercom talk`'s numeric options, as its --help states it."""
     text = subprocess.run([binary_for_help(), "talk", "--help"], capture_output=True, text=True).stdout
-    found = re.search(rf"--{option} .*?\(default: (\d+)\)", text, re.S)
+    # The option's own entry: from its name (options stand two spaces in; their descriptions
+    # run on further in) to the next option.
+    entry = re.search(rf"^ {{1,4}}--{option} (.*?)(?=^ {{1,4}}-)", text, re.S | re.M)
+    found = entry and re.search(r"Default: (\d+)", entry.group(1))
     return int(found.group(1)) if found else None
 
 

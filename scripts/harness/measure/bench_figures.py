@@ -63,9 +63,12 @@ class BenchRun(NamedTuple):
         return self.ctx["machine"].get("audio_buffer_ms") or audio.ALSA_BUFFER_MS
 
 
-def peer_cpu(duplex_call):
-    """CPU seconds per second of the busier peer of a full-duplex call."""
-    return max(duplex_call["A"]["cpu"], duplex_call["B"]["cpu"]) if "A" in duplex_call else None
+def peer_cpu(duplex_call, part="cpu"):
+    """CPU seconds per second of the busier peer of a full-duplex call: while both talk
+    (`cpu`), or while both are silent (`cpu_silent`)."""
+    if "A" not in duplex_call or part not in duplex_call["A"]:
+        return None
+    return max(duplex_call["A"][part], duplex_call["B"][part])
 
 
 def peer_rss(duplex_call):

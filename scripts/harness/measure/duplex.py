@@ -67,8 +67,8 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
                settle=1.5):
     """Both peers talk at once for talk_seconds (speech injected into both microphones), then
     both are silent for silent_seconds; the streams pass through a counting relay. Returns
-    CPU seconds per second of each peer over the talking part (from /proc, so start-up is
-    left out), each process's peak RSS, and the bytes on the wire per stream, talking and
+    CPU seconds per second of each peer over the talking part and over the silent part from
+    1 s after the speech (from /proc, so start-up is left out), each process's peak RSS, and the bytes on the wire per stream, talking and
     silent. A peer is one intercom process, or trx's tx and rx, or GStreamer's two pipelines."""
     workdir = Path(workdir)
     relay = CountingRelay()
@@ -136,8 +136,13 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
         t1 = time.monotonic()
         cpu1 = {p.pid: cpu_now(p.pid) for p in procs}
         cpu_by_library = profile.stop() if profile else None
-        time.sleep(silent_seconds)
+        # The silent part from 1 s after the speech ends, as the bytes are counted.
+        time.sleep(1.0)
+        t_quiet = time.monotonic()
+        cpu_quiet = {p.pid: cpu_now(p.pid) for p in procs}
+        time.sleep(max(0.0, silent_seconds - 1.0))
         t2 = time.monotonic()
+        cpu2 = {p.pid: cpu_now(p.pid) for p in procs}
     finally:
         if profile is not None and profile.popen.poll() is None:
             profile.popen.kill()
@@ -152,6 +157,7 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
     out = dict(talk_seconds=t1 - t0, silent_seconds=t2 - t1, cpu_by_library_a=cpu_by_library)
     for name, ps in peers.items():
         out[name] = dict(cpu=sum(cpu1[p.pid] - cpu0[p.pid] for p in ps) / (t1 - t0),
+                         cpu_silent=sum(cpu2[p.pid] - cpu_quiet[p.pid] for p in ps) / (t2 - t_quiet),
                          cpu_whole_run=sum(p.cpu_seconds for p in ps) / duration,
                          rss=[p.max_rss_mb for p in ps], mappings=[p.mappings_kb for p in ps])
     f = relay.flows[0]

@@ -105,12 +105,12 @@ def resources_section(run):
              f"Both peers talk at once for {talk_seconds:.0f} s (speech injected into both microphone devices) and are "
              f"then silent for {silent_seconds:.0f} s, on a clean link through a counting UDP relay (a few lines of "
              "Python in the benchmark). CPU: user + system seconds from `/proc/PID/stat` over the talking part, per "
-             "second; a peer is one intercom process, or trx's `tx` and `rx`, or GStreamer's sender and receiver "
+             "second, and over the silent part from 1 s after the speech ends; a peer is one intercom process, or trx's `tx` and `rx`, or GStreamer's sender and receiver "
              "pipelines. Peak RSS: VmHWM from `/proc/PID/status`, read every 50 ms. Bytes: every datagram of A's stream "
              "(for intercom that includes its RTCP reports and hellos on the same port; trx's RTCP goes to port + 1 and "
              "is not counted; the GStreamer pipelines send none), plus 28 bytes of IPv4 + UDP headers each; talking "
              "from 0.5 s after the speech starts, silent from 1 s after it ends.", "",
-             *table_header("peer", "CPU s per s (A / B)", "peak RSS, MB (each process)",
+             *table_header("peer", "CPU s per s (A / B)", "silent: CPU s per s (A / B)", "peak RSS, MB (each process)",
                            "A's stream talking: datagrams/s, bytes/datagram, kb/s",
                            "silent: datagrams/s, bytes/datagram, kb/s")]
     for variant, label in DUPLEX_LABEL.items():
@@ -118,9 +118,10 @@ def resources_section(run):
         if call is None:
             continue
         if "error" in call:
-            lines.append(f"| {label} | could not run: {call['error']} ||||")
+            lines.append(f"| {label} | could not run: {call['error']} |||||")
             continue
-        lines.append(f"| {label} | {call['A']['cpu']:.4f} / {call['B']['cpu']:.4f} | "
+        silent = " / ".join(f"{call[peer]['cpu_silent']:.4f}" if "cpu_silent" in call[peer] else "–" for peer in "AB")
+        lines.append(f"| {label} | {call['A']['cpu']:.4f} / {call['B']['cpu']:.4f} | {silent} | "
                      f"{process_rss(call['A']['rss'])} / {process_rss(call['B']['rss'])} | "
                      f"{stream_rate(call['talking'])} | {stream_rate(call['silent'])} |")
     return lines + ["",

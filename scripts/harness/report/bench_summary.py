@@ -145,6 +145,7 @@ def cpu_summary_rows(run):
     duplex = run.duplex
     ours, trx, gst = (peer_cpu(duplex.get(k, {})) for k in ("ours", "trx", "gstreamer"))
     ours_off = peer_cpu(duplex.get("ours-no-aec-denoise", {}))
+    silent = [peer_cpu(duplex.get(k, {}), "cpu_silent") for k in ("ours", "trx", "gstreamer")]
     miss = None
     ok = cpu_against_trx(ours, trx)
     if ok is None:
@@ -153,7 +154,7 @@ def cpu_summary_rows(run):
         verdict = met(ok)
         if not ok:
             miss = Miss("cpu", None, ours, trx)
-    return [
+    rows = [
         SummaryRow(
             f"| CPU s per s, full-duplex peer, AEC and denoise on, live lab devices (trx: tx + rx) | {number(ours, '{:.4f}')} | "
             f"{number(trx, '{:.4f}')} | {number(gst, '{:.4f}')} | {ratio(ours, trx)} | {ratio(ours, gst)} | "
@@ -162,6 +163,12 @@ def cpu_summary_rows(run):
             f"| CPU s per s, full-duplex peer, AEC and denoise off | {number(ours_off, '{:.4f}')} | {number(trx, '{:.4f}')} | "
             f"{number(gst, '{:.4f}')} | {ratio(ours_off, trx)} | {ratio(ours_off, gst)} | – | – |"),
     ]
+    if silent[0] is not None:
+        rows.append(SummaryRow(
+            f"| CPU s per s, the same full-duplex peers while both are silent (AEC and denoise on) | "
+            f"{' | '.join(number(value, '{:.4f}') for value in silent)} | {ratio(silent[0], silent[1])} | "
+            f"{ratio(silent[0], silent[2])} | – | – |"))
+    return rows
 
 
 def instructions_summary_row(run):
