@@ -38,7 +38,7 @@ public final class ResidualEchoSuppressor {
     private let ringHops: Int
     private var newestRow = 0
     private var crossEchoHops = -1
-    /// Hops in a row whose far end was digital silence (nobody talking to us: nothing to
+    /// Hops in a row whose far end was silent (`SilentFarEnd`: nobody talking to us, nothing to
     /// echo); once every row of the ring is silent and no band is held down, the signal only
     /// passes through, 1 ms later, with none of the spectra computed.
     private var silentReferenceHops = 0
@@ -139,7 +139,7 @@ public final class ResidualEchoSuppressor {
         precondition(block.count == hopSamples && reference.count == hopSamples)
         Self.shift(signalHistory, adding: UnsafeBufferPointer(block))
         Self.shift(referenceHistory, adding: reference)
-        let silent = reference.allSatisfy { $0 == 0 }
+        let silent = SilentFarEnd.holds(reference)
         silentReferenceHops = silent ? silentReferenceHops + 1 : 0
         if passingThrough {
             if silent {

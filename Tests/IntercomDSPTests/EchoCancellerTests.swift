@@ -88,7 +88,57 @@ import TestSupport
     /// linear canceller leaves that part of the echo, and with the speaker's distortion
     /// modelled it cancels more (19.0 dB against 26.2 here). Through a speaker that does not
     /// distort the model costs: the second filter adds its own error (37.8 dB against 28.2
-    /// here), which is why it is a setting and not the default.
+    /// here): `--no-echo-distortion` is there for such a speaker.
+    /// While the far end has long been silent the microphone passes through SpeexDSP's
+    /// canceller untouched, so it is not run: the microphone goes out as it came, and the
+    /// filter keeps what it learned, so the far end's next word is cancelled from its first block.
+    @Test(arguments: [false, true])
+    func aSilentFarEndCostsNothingAndForgetsNothing(cancelsDistortion: Bool) throws {
+        let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
+        let silence = 4 * VoiceFormat.sampleRate
+        let resumed = VoiceFormat.sampleRate / 2
+        // Between its words the far end's speaker plays comfort noise of ±2 (`SilentFarEnd`).
+        var comfort = SeededNoise(seed: 7)
+        let farEnd = far + comfort.samples(silence, amplitude: 2.5 / 32768) + far[0..<resumed]
+        // The near end's room: a quiet noise (−63 dBFS RMS).
+        var noise = SeededNoise(seed: 29)
+        let room = noise.samples(farEnd.count, amplitude: 0.0012)
+        let echo = Self.echo(of: farEnd, delayMilliseconds: 20, gain: 0.5)
+        let near = zip(echo, room).map { $0 + $1 }
+
+        func run(_ near: [Float], _ far: [Float]) throws -> (output: [Float], idleBlocks: Int) {
+            let canceller = try EchoCanceller(frameLength: FrameLength(samples: Self.frame), tailMilliseconds: 100,
+                                              cancelsDistortion: cancelsDistortion)
+            var output: [Float] = []
+            for start in stride(from: 0, to: near.count - Self.frame + 1, by: Self.frame) {
+                let capture = near[start..<(start + Self.frame)].map { int16(fromFloat: $0) }
+                let reference = far[start..<(start + Self.frame)].map { int16(fromFloat: $0) }
+                output += try canceller.cancel(capture: capture, reference: reference).map { float(fromInt16: $0) }
+            }
+            return (output, canceller.idleBlocks)
+        }
+        let (output, idleBlocks) = try run(near, farEnd)
+
+        // The silence, from the echo's end and a pause's length on, came out as it went in.
+        let pauseBlocks = EchoCanceller.pauseMilliseconds * 48 / Self.frame + 1
+        let passed = (far.count + 20 * 48 + 611 + Self.frame) / Self.frame + pauseBlocks
+        #expect(idleBlocks >= silence / Self.frame - pauseBlocks - 3, "idle blocks: \(idleBlocks)")
+        // Up to the block the far end speaks again in.
+        let untouched = (passed * Self.frame)..<((far.count + silence) / Self.frame * Self.frame)
+        let quantised = near[untouched].map { float(fromInt16: int16(fromFloat: $0)) }
+        let firstChanged = zip(output[untouched], quantised).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(firstChanged == nil, "changed from sample \(firstChanged ?? 0) of \(untouched), idle blocks \(idleBlocks)")
+
+        // The far end's next half second: cancelled as well as before the silence, where a
+        // canceller that has not heard this room yet cancels little.
+        let after = (far.count + silence)..<output.count
+        let heard = SignalMeasures.energy(near[after])
+        let kept = SignalMeasures.decibels(heard, over: SignalMeasures.energy(output[after]))
+        let fresh = try run(Array(near[after]), Array(farEnd[after])).output
+        let learning = SignalMeasures.decibels(heard, over: SignalMeasures.energy(fresh))
+        #expect(kept >= learning + 10, "after the silence \(kept) dB, a new canceller \(learning) dB")
+    }
+
     @Test func theEchoOfASpeakerThatDistortsIsCancelledToo() throws {
         let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
         let knee: Float = 0.3
