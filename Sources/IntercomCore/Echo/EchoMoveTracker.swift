@@ -24,7 +24,9 @@ import CSignalKernels
 /// half a second, a laptop's lid moved (its direct sound 7 samples later, its reflections
 /// where they were) was taken for a move about 0.3 s after the change, once the canceller had
 /// half learned the new path, and following it moved every reflection too: the echo came back
-/// in 1.0-1.5 s rather than 0.5 s in 4 of 12 live calls of the acoustic lab, 0 of 12 since.
+/// in 1.0-1.5 s rather than 0.5 s in 4 of 12 live calls of the acoustic lab, 0 of 12 since;
+/// with the canceller at 16 kHz it was taken again, at once (2 of 3 calls), until a nearby
+/// move had also to leave little of the microphone (`nearbyMoveShareFloor`).
 /// The decimated estimator's calls for a move are judged by the same prediction (`judge`):
 /// refused where the canceller still cancels or no shift explains the microphone, else made
 /// exact. Allocates nothing after
@@ -65,6 +67,9 @@ public struct EchoMoveTracker: Sendable {
     private var framesSinceJudged = 0
     /// Frames judged since the canceller last cancelled well (nil: not since the last restart).
     private var framesSinceCancelling: Int?
+    /// What the unshifted prediction left of the microphone (a share of its energy) the last
+    /// time the canceller cancelled well (`nearbyMoveShare`).
+    private var heldShare: Float = 0
     /// How long after the canceller stopped cancelling well a move is still looked for: a
     /// move spoils a canceller that worked; one that never did has nothing to put back.
     private let searchFrames: Int
@@ -88,6 +93,17 @@ public struct EchoMoveTracker: Sendable {
     private static let betterShare: Float = 1.0 / 8
     /// The same for a lag of the wide comparison, before `bestLag` makes it exact (6 dB).
     private static let wideCandidateShare: Float = 1.0 / 4
+    /// A nearby lag must also leave no more of the microphone than 5 % (−13 dB), or than four
+    /// times what the canceller left before it failed, whichever is more: a move is explained
+    /// by the shifted prediction about as well as the canceller explained the echo before it.
+    /// A laptop's lid that moved (the acoustic lab's: the direct sound 7 samples later, the
+    /// reflections changed) is explained by a 7-sample shift 9 dB better than unshifted once
+    /// the prediction is the 16 kHz canceller's (`SpeechBand`), but the shift still leaves a
+    /// third of white noise's energy: a changed path, which the canceller relearns in 0.5 s
+    /// from where it is, against 1-2.75 s after following the direct sound. (The wide
+    /// comparison is left without it: its lags, two samples apart, leave more of a true move.)
+    private static let heldAllowance: Float = 4
+    private static let nearbyMoveShareFloor: Float = 0.05
     /// Mean square (16-bit units) below which a microphone frame carries too little echo to judge.
     private static let quietEnergy: Float = 100 * 100
     /// The canceller's prediction must hold at least this share of the microphone's energy
@@ -155,6 +171,7 @@ public struct EchoMoveTracker: Sendable {
         guard judgedFrames >= 4 else { return nil }
         if unshiftedEnergy < Self.failingShare * judgedEnergy {
             framesSinceCancelling = 0
+            heldShare = unshiftedEnergy / judgedEnergy
             if framesSeen > 0 { forgetSearch() }
             return nil
         }
@@ -179,7 +196,8 @@ public struct EchoMoveTracker: Sendable {
         }
         return Self.confirm(
             lag: best - spanSamples, residual: residualEnergy[best], unshifted: residualEnergy[spanSamples],
-            microphone: microphoneEnergy, candidate: &candidate, frames: &candidateFrames, needed: confirmFrames
+            microphone: microphoneEnergy, candidate: &candidate, frames: &candidateFrames, needed: confirmFrames,
+            largestShare: max(Self.heldAllowance * heldShare, Self.nearbyMoveShareFloor)
         )
     }
 
@@ -262,12 +280,14 @@ public struct EchoMoveTracker: Sendable {
     }
 
     /// Whether `lag` explains the microphone so much better than the unshifted prediction,
-    /// which fails, that the echo moved there; true once it has for `needed` frames in a row.
+    /// which fails, and leaves at most `largestShare` of it, that the echo moved there; true
+    /// once it has for `needed` frames in a row.
     private static func confirm(
         lag: Int, residual: Float, unshifted: Float, microphone: Float, candidate: inout Int, frames: inout Int,
-        needed: Int, betterShare: Float = betterShare
+        needed: Int, betterShare: Float = betterShare, largestShare: Float = 1
     ) -> Int? {
         let moved = lag != 0 && unshifted > failingShare * microphone && residual < betterShare * unshifted
+            && residual < largestShare * microphone
         guard moved else {
             frames = 0
             return nil
@@ -349,6 +369,7 @@ public struct EchoMoveTracker: Sendable {
         judgedEnergy = 0
         judgedFrames = 0
         framesSinceCancelling = nil
+        heldShare = 0
         filled = 0
         forgetSearch()
     }
