@@ -58,7 +58,7 @@ public final class EchoCanceller {
     private var silentBlocks = 0
     /// Silent blocks after which the canceller rests: its history (the tail's blocks and the
     /// one its spectra overlap into) holds nothing else, and a conversation's pause is over.
-    private let silentBlocksToForget: Int
+    private let silentBlocksBeforeRest: Int
     /// How long the far end must have been silent before the canceller rests: longer than
     /// the pauses of a conversation. SpeexDSP's filter keeps learning nothing through a
     /// silence, but its step sizes follow the far end's power, which a silence lowers; resting
@@ -104,7 +104,7 @@ public final class EchoCanceller {
         self.frameSamples = frameSamples
         output = [Int16](repeating: 0, count: frameSamples)
         farEnd = FarEndActivity(sampleRate: sampleRate)
-        silentBlocksToForget = max((tailSamples + frameSamples - 1) / frameSamples + 1,
+        silentBlocksBeforeRest = max((tailSamples + frameSamples - 1) / frameSamples + 1,
                                    MediaTime.samples(milliseconds: Self.pauseMilliseconds, rate: sampleRate) / frameSamples)
         self.cancelsDistortion = cancelsDistortion
         playedAndCubed = [Int16](repeating: 0, count: cancelsDistortion ? 2 * frameSamples : 0)
@@ -125,7 +125,7 @@ public final class EchoCanceller {
         guard frame.count == frameSamples else { throw .invalidFrameSize(got: frame.count, expected: frameSamples) }
         guard reference.count == frameSamples else { throw .invalidFrameSize(got: reference.count, expected: frameSamples) }
         silentBlocks = SilentFarEnd.holds(reference) ? silentBlocks + 1 : 0
-        if silentBlocks > silentBlocksToForget {
+        if silentBlocks > silentBlocksBeforeRest {
             idleBlocks += 1
             _ = farEnd.update(reference: reference)
             return

@@ -84,11 +84,6 @@ import TestSupport
         return SignalMeasures.decibels(SignalMeasures.energy(near[half..<output.count]), over: SignalMeasures.energy(output[half...]))
     }
 
-    /// A small speaker played loud flattens its peaks (soft clipping from −10 dBFS): the
-    /// linear canceller leaves that part of the echo, and with the speaker's distortion
-    /// modelled it cancels more (19.0 dB against 26.2 here). Through a speaker that does not
-    /// distort the model costs: the second filter adds its own error (37.8 dB against 28.2
-    /// here): `--no-echo-distortion` is there for such a speaker.
     /// While the far end has long been silent the microphone passes through SpeexDSP's
     /// canceller untouched, so it is not run: the microphone goes out as it came, and the
     /// filter keeps what it learned, so the far end's next word is cancelled from its first block.
@@ -139,6 +134,11 @@ import TestSupport
         #expect(kept >= learning + 10, "after the silence \(kept) dB, a new canceller \(learning) dB")
     }
 
+    /// A small speaker played loud flattens its peaks (soft clipping from −10 dBFS): the
+    /// linear canceller leaves that part of the echo, and with the speaker's distortion
+    /// modelled it cancels more (19.0 dB against 26.2 here). Through a speaker that does not
+    /// distort the model costs: the second filter adds its own error (37.8 dB against 28.2
+    /// here): `--no-echo-distortion` is there for such a speaker.
     @Test func theEchoOfASpeakerThatDistortsIsCancelledToo() throws {
         let far = try SpeechFixture.speech(voice: .male).map { $0 * 0.6 }
         let knee: Float = 0.3

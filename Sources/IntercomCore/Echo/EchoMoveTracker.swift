@@ -25,8 +25,10 @@ import CSignalKernels
 /// where they were) was taken for a move about 0.3 s after the change, once the canceller had
 /// half learned the new path, and following it moved every reflection too: the echo came back
 /// in 1.0-1.5 s rather than 0.5 s in 4 of 12 live calls of the acoustic lab, 0 of 12 since;
-/// with the canceller at 16 kHz it was taken again, at once (2 of 3 calls), until a nearby
-/// move had also to leave little of the microphone (`nearbyMoveShareFloor`).
+/// with the canceller at 16 kHz it was taken again, at once (2 of 3 calls); since a nearby
+/// move must also leave little of the microphone (`nearbyMoveShareFloor`), in 1 of 7, 0.3 s
+/// after the change, once the canceller had partly learned the new path (what it then left
+/// is the `heldShare` the rule allows four times of).
 /// The decimated estimator's calls for a move are judged by the same prediction (`judge`):
 /// refused where the canceller still cancels or no shift explains the microphone, else made
 /// exact. Allocates nothing after

@@ -1,7 +1,7 @@
 /// What counts as the far end playing nothing: every sample of a block within ±8 (−72 dBFS).
-/// A silent peer sends nothing, but what the speaker plays between its words is not exact
-/// zeros: the comfort noise of Opus's DTX updates and the drift resampler leave ±1-2 (in a
-/// lab call of silence, 2,270 such samples in 7 s). Their echo lies well under any
+/// A silent peer sends next to nothing, but what the speaker plays between its words is not
+/// exact zeros: what decoding its DTX updates leaves is ±1-2 (a file-to-file call of 7 s of
+/// silence each way played 2,270 such samples at each end). Their echo lies well under any
 /// microphone's own noise, so the echo canceller and the residual echo suppressor rest on
 /// such blocks as on digital silence.
 public enum SilentFarEnd {

@@ -25,7 +25,8 @@ import Glibc
 /// Docs/acoustic-lab.md. They were chosen on 48 kHz audio; the microphone's chain now feeds
 /// the detector its 16 kHz speech band (`SpeechBand`), where the low band's share is of the
 /// energy below 8 kHz alone, and the lab's figures came out the same (no second sent in a
-/// minute of fan, babble or keyboard noise, no onset of ten clipped). Nothing is allocated after `init`: it runs on the capture thread.
+/// minute of fan, babble or keyboard noise, no onset of ten clipped). Nothing is allocated
+/// after `init`: it runs on the capture thread.
 public struct VoiceDetector: Sendable {
     /// One 10 ms frame's features and verdict.
     public struct Frame: Sendable, Equatable {

@@ -68,8 +68,8 @@ def run_duplex(lab, impl, binary, workdir, tag, talk_path, talk_seconds, silent_
     """Both peers talk at once for talk_seconds (speech injected into both microphones), then
     both are silent for silent_seconds; the streams pass through a counting relay. Returns
     CPU seconds per second of each peer over the talking part and over the silent part from
-    1 s after the speech (from /proc, so start-up is left out), each process's peak RSS, and the bytes on the wire per stream, talking and
-    silent. A peer is one intercom process, or trx's tx and rx, or GStreamer's two pipelines."""
+    1 s after the speech (from /proc, so start-up is left out), each process's peak RSS, and
+    the bytes on the wire per stream, talking and silent. A peer is one intercom process, or trx's tx and rx, or GStreamer's two pipelines."""
     workdir = Path(workdir)
     relay = CountingRelay()
     peers = {"A": [], "B": []}

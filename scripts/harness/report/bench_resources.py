@@ -105,8 +105,8 @@ def resources_section(run):
              f"Both peers talk at once for {talk_seconds:.0f} s (speech injected into both microphone devices) and are "
              f"then silent for {silent_seconds:.0f} s, on a clean link through a counting UDP relay (a few lines of "
              "Python in the benchmark). CPU: user + system seconds from `/proc/PID/stat` over the talking part, per "
-             "second, and over the silent part from 1 s after the speech ends; a peer is one intercom process, or trx's `tx` and `rx`, or GStreamer's sender and receiver "
-             "pipelines. Peak RSS: VmHWM from `/proc/PID/status`, read every 50 ms. Bytes: every datagram of A's stream "
+             "second, and over the silent part from 1 s after the speech ends; a peer is one intercom process, or "
+             "trx's `tx` and `rx`, or GStreamer's sender and receiver pipelines. Peak RSS: VmHWM from `/proc/PID/status`, read every 50 ms. Bytes: every datagram of A's stream "
              "(for intercom that includes its RTCP reports and hellos on the same port; trx's RTCP goes to port + 1 and "
              "is not counted; the GStreamer pipelines send none), plus 28 bytes of IPv4 + UDP headers each; talking "
              "from 0.5 s after the speech starts, silent from 1 s after it ends.", "",
